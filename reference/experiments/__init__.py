@@ -1,0 +1,1 @@
+"""Runnable experiments from the handbook's chapters (`python -m reference.experiments.<name>`)."""
