@@ -144,16 +144,24 @@ class Attention(nn.Module):
         return self.o_proj(out.reshape(n, self.num_heads * self.head_dim))
 
     def _attend(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, past: int) -> torch.Tensor:
-        """Queries at positions past..past+len(q)-1 over keys 0..len(k)-1, causally."""
+        """Queries at positions past..past+len(q)-1 over keys 0..len(k)-1, causally.
+
+        Shapes and kernel choices follow transformers' SDPA path (heads first, K/V expanded per
+        group, `is_causal` for a whole prompt), which keeps the logits bit-identical to it in fp32.
+        """
         group = self.num_heads // self.num_kv_heads
-        k = k.repeat_interleave(group, dim=1)
-        v = v.repeat_interleave(group, dim=1)
-        q_len, k_len = q.shape[0], k.shape[0]
-        q_pos = torch.arange(past, past + q_len, device=q.device)[:, None]
-        mask = torch.arange(k_len, device=q.device)[None, :] <= q_pos
-        out = F.scaled_dot_product_attention(q.transpose(0, 1), k.transpose(0, 1), v.transpose(0, 1),
-                                             attn_mask=mask, scale=self.head_dim ** -0.5)
-        return out.transpose(0, 1)
+        q, k, v = (t.transpose(0, 1)[None] for t in (q, k, v))  # [1, heads, tokens, head_dim]
+        k_len = k.shape[2]
+        k = k[:, :, None].expand(1, self.num_kv_heads, group, k_len, self.head_dim).reshape(1, self.num_heads, k_len, self.head_dim)
+        v = v[:, :, None].expand(1, self.num_kv_heads, group, k_len, self.head_dim).reshape(1, self.num_heads, k_len, self.head_dim)
+        q_len = q.shape[2]
+        if past == 0 and q_len == k_len:
+            out = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.head_dim ** -0.5)
+        else:
+            q_pos = torch.arange(past, past + q_len, device=q.device)[:, None]
+            mask = torch.arange(k_len, device=q.device)[None, :] <= q_pos
+            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=self.head_dim ** -0.5)
+        return out[0].transpose(0, 1)
 
 
 class MLP(nn.Module):

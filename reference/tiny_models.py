@@ -6,7 +6,7 @@ into the cache and returns its path. The same arguments always give byte-identic
 
 With the usual initialiser (std 0.02) a random model's greedy decoding collapses into one repeated
 token, which hides bugs: outputs of a broken cache look like those of a correct one. Weights are
-drawn with a larger spread (`init_std`, default 0.25) so that greedy continuations vary.
+drawn with a larger spread (`init_std`, default 0.5) so that greedy continuations vary.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def _weights(cfg: Qwen3Config, seed: int, init_std: float) -> dict[str, torch.Te
     return {k: v.contiguous() for k, v in state.items()}
 
 
-def build_model(seed: int = 0, init_std: float = 0.25, device: str | torch.device = "cpu",
+def build_model(seed: int = 0, init_std: float = 0.5, device: str | torch.device = "cpu",
                 dtype: torch.dtype = torch.float32, **shape) -> Transformer:
     """A tiny seeded Qwen3 in memory (shape: `TINY`, overridable per field)."""
     cfg = Qwen3Config.from_dict(tiny_config(**shape))
@@ -86,7 +86,7 @@ def build_model(seed: int = 0, init_std: float = 0.25, device: str | torch.devic
     return model.to(device=device, dtype=dtype).eval()
 
 
-def checkpoint_dir(seed: int = 0, init_std: float = 0.25, cache: str | None = None, **shape) -> str:
+def checkpoint_dir(seed: int = 0, init_std: float = 0.5, cache: str | None = None, **shape) -> str:
     """Write (once) the checkpoint `build_model(seed, init_std, **shape)` would build, as a Hugging
     Face folder under the cache, and return its path."""
     from safetensors.torch import save_file
