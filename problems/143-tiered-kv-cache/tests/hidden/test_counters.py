@@ -1,0 +1,39 @@
+"""(e) The counters, in blocks: num_queries (full blocks asked for), num_hits (blocks returned,
+from either tier), num_offloaded (copies to host), num_loaded (copies back)."""
+
+from kvtools import World, toks
+from tiered import TieredPrefixCachingBlockPool
+
+
+def test_counters(observe):
+    w = World(TieredPrefixCachingBlockPool, num_blocks=6, capacity=3)
+    pool = w.pool
+    log = []
+
+    def note(what):
+        log.append([what] + w.counters())
+
+    note("new pool")
+    pool.lookup([1, 2, 3]); note("lookup of a partial block")
+    pool.lookup([]); note("lookup of nothing")
+    s = toks(1000, 3)
+    a = w.name("A", s + toks(100, 1))
+    b = w.name("B", s + toks(200, 2))
+    c = w.name("C", toks(300, 5, extra=2))
+    pool.free(reversed(w.run(a))); note("serve A")
+    pool.free(reversed(w.run(b))); note("serve B (shares 3 blocks)")
+    pool.free(reversed(w.run(c))); note("serve C (evicts)")
+    found = pool.lookup(a); note("lookup(A)")
+    observe("lookup(A) returns", found)
+    observe("content numbers in returned blocks", w.tags(found))
+    found = pool.lookup(b + toks(5000, 1)); note("lookup(B + 1 block)")
+    observe("lookup(B + 1 block) returns", found)
+    observe("every returned block holds the KV of its prefix", w.tags(found) == w.expected_tags(b, len(found)))
+    held = w.run(c); note("serve C again")
+    found = pool.lookup(a); note("lookup(A) while C runs")
+    observe("lookup(A) while C runs returns", found)
+    pool.free(held); note("C done")
+    pool.free(w.run(a)); note("serve A again")
+    observe("after each step: what, queries, hits, offloaded, loaded", log)
+    observe("host keys at the end", w.host_keys())
+    observe("broken invariants", w.problems())
