@@ -1,0 +1,431 @@
+"""The JSON API: problems, submissions (with Server-Sent Events), the visitor, instructors."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from datetime import timedelta
+from typing import Any
+
+import anyio
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse, StreamingResponse
+from pydantic import BaseModel, Field, ValidationError
+from sqlalchemy import func, select
+
+from .db import DONE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, WorkerRow, utcnow
+from .errors import ERROR_SCHEMA, ApiError
+from .identity import current_visitor, get_or_create_visitor, new_token, require_instructor
+
+router = APIRouter(prefix="/api")
+
+
+# ---------------------------------------------------------------- models (for validation + docs)
+
+
+class SubmissionIn(BaseModel):
+    problem: str = Field(description="problem number, slug or folder name, e.g. \"143\"",
+                         min_length=1, max_length=100)
+    code: str = Field(description="the whole solution file, UTF-8")
+
+
+class SubmissionCreated(BaseModel):
+    id: int
+    status: str = "queued"
+    queue_position: int | None = None
+    url: str
+    events: str
+
+
+class SubmissionOut(BaseModel):
+    id: int
+    problem: str
+    status: str = Field(description="queued | running | done")
+    queue_position: int | None = Field(
+        description="1 = next to be graded; null unless queued")
+    report: dict | None = Field(description="the grading core's Report once done")
+    verdict: str | None = None
+    score: float | None = None
+    created_at: str
+    finished_at: str | None = None
+    attempts: int = 0
+    code: str | None = None
+
+
+class MeIn(BaseModel):
+    display_name: str = Field(min_length=1, max_length=40)
+
+
+def _errors(*codes: int) -> dict:
+    return {c: ERROR_SCHEMA for c in codes}
+
+
+def _ctx(request: Request):
+    return request.app.state.ctx
+
+
+async def _json_body(request: Request, model: type[BaseModel], limit: int) -> BaseModel:
+    """Parse the body ourselves so that size, encoding and JSON errors get clear messages."""
+    length = request.headers.get("content-length")
+    if length and length.isdigit() and int(length) > limit:
+        raise ApiError(413, "body_too_large", f"the request body is {length} bytes; the limit "
+                       f"is {limit} bytes")
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise ApiError(413, "body_too_large", f"the request body is over {limit} bytes")
+    if not body:
+        raise ApiError(422, "invalid_request", "the body is empty; send JSON")
+    try:
+        text = bytes(body).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ApiError(400, "not_utf8", f"the body is not valid UTF-8 (byte {exc.start}); "
+                       "send JSON encoded as UTF-8") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ApiError(400, "bad_json", f"the body is not valid JSON: {exc.msg} at line "
+                       f"{exc.lineno} column {exc.colno}") from None
+    if not isinstance(data, dict):
+        raise ApiError(422, "invalid_request", "the body must be a JSON object")
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        msgs = []
+        for e in exc.errors():
+            where = ".".join(str(p) for p in e["loc"]) or "body"
+            msgs.append(f"field '{where}' is required" if e["type"] == "missing"
+                        else f"field '{where}': {e['msg']}")
+        raise ApiError(422, "invalid_request", "; ".join(msgs), fields=msgs) from None
+
+
+def _body_doc(model: type[BaseModel]) -> dict:
+    return {"requestBody": {"required": True, "content": {
+        "application/json": {"schema": model.model_json_schema()}}}}
+
+
+def _iso(dt) -> str | None:
+    return dt.isoformat() + "Z" if dt else None
+
+
+def submission_json(ctx, s, sub: Submission, with_code: bool = True) -> dict:
+    return {
+        "id": sub.id, "problem": sub.problem_id, "status": sub.status,
+        "queue_position": ctx.db.queue_position(s, sub), "report": sub.report,
+        "verdict": sub.verdict, "score": sub.score, "created_at": _iso(sub.created_at),
+        "finished_at": _iso(sub.finished_at), "attempts": sub.attempts,
+        **({"code": sub.code} if with_code else {}),
+    }
+
+
+def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
+    from .identity import find_visitor, instructor_ok, request_token
+    sub = s.get(Submission, sid)
+    if sub is not None and instructor_ok(request):
+        return sub
+    visitor = find_visitor(ctx.db, request_token(request))
+    if sub is None or visitor is None or sub.visitor_id != visitor.id:
+        raise ApiError(404, "submission_not_found",
+                       f"there is no submission {sid} among yours (a visitor sees only "
+                       "their own submissions)")
+    return sub
+
+
+# ---------------------------------------------------------------- problems
+
+
+@router.get("/problems", summary="List the problems", tags=["problems"])
+def list_problems(request: Request) -> dict:
+    ctx = _ctx(request)
+    return {"problems": [p.summary() for p in ctx.catalog.list()]}
+
+
+@router.get("/problems/{problem_id}", summary="One problem, with what the browser needs to run "
+            "its public tests", tags=["problems"], responses=_errors(404))
+def get_problem(request: Request, problem_id: str) -> dict:
+    """Statements (Markdown, per language), the starter, the public test files, the handbook
+    modules a solution may import, and the reference's observations of each public test
+    (`public_expectations`: {test name: [[label, value], ...]}, null when unavailable)."""
+    ctx = _ctx(request)
+    p = ctx.catalog.get(problem_id)
+    if p is None:
+        raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'; "
+                       "GET /api/problems lists them")
+    expectations = ctx.expectations.get(p) if p.browser else None
+    return {
+        **p.summary(),
+        "module": p.module,
+        "languages": p.languages(),
+        "statement": {lang: p.statement(lang) for lang in p.languages()},
+        "starter": p.starter(),
+        "public_tests": p.public_files(),
+        "handbook": p.handbook_sources(ctx.settings.reference_dir),
+        "public_expectations": expectations,
+        "expectations_error": None if expectations is not None else ctx.expectations.error(p),
+        "limits": {**p.limits, "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,
+                   "max_code_bytes": ctx.settings.max_code_bytes},
+        "version": p.version(ctx.settings.reference_dir),
+    }
+
+
+# ---------------------------------------------------------------- submissions
+
+
+@router.post("/submissions", status_code=202, response_model=SubmissionCreated,
+             summary="Submit code for grading", tags=["submissions"],
+             openapi_extra=_body_doc(SubmissionIn), responses=_errors(400, 401, 404, 413, 422, 429))
+async def create_submission(request: Request) -> JSONResponse:
+    """Stores the submission, then answers 202 with its id; a worker grades it. Limits: code
+    size, submissions per visitor per time window, queued-or-running submissions per visitor."""
+    ctx = _ctx(request)
+    st = ctx.settings
+    body = await _json_body(request, SubmissionIn, limit=st.max_code_bytes * 6 + 4096)
+    problem = ctx.catalog.get(body.problem)
+    if problem is None:
+        raise ApiError(404, "unknown_problem", f"there is no problem '{body.problem}'; "
+                       "GET /api/problems lists them")
+    size = len(body.code.encode("utf-8"))
+    if size > st.max_code_bytes:
+        raise ApiError(413, "code_too_large", f"the code is {size} bytes; the limit is "
+                       f"{st.max_code_bytes} bytes")
+    if not body.code.strip():
+        raise ApiError(422, "empty_code", "the code is empty")
+    visitor = await anyio.to_thread.run_sync(current_visitor, request)
+
+    def store() -> tuple[int, int]:
+        with ctx.db.session() as s:
+            active = s.scalar(select(func.count()).select_from(Submission).where(
+                Submission.visitor_id == visitor.id,
+                Submission.status.in_((QUEUED, RUNNING))))
+            if active >= st.max_queued_per_visitor:
+                raise ApiError(429, "too_many_queued", f"you already have {active} submissions "
+                               f"waiting or being graded (at most {st.max_queued_per_visitor}); "
+                               "wait for one to finish", headers={"Retry-After": "5"})
+            since = utcnow() - timedelta(seconds=st.rate_limit_window_s)
+            recent = list(s.scalars(select(Submission.created_at).where(
+                Submission.visitor_id == visitor.id, Submission.created_at >= since)
+                .order_by(Submission.created_at)))
+            if len(recent) >= st.rate_limit_count:
+                wait = max(1, int((recent[0] - since).total_seconds()) + 1)
+                raise ApiError(429, "rate_limited", f"at most {st.rate_limit_count} submissions "
+                               f"per {int(st.rate_limit_window_s)} s; try again in {wait} s",
+                               headers={"Retry-After": str(wait)})
+            sub = Submission(visitor_id=visitor.id, problem_id=problem.id, code=body.code,
+                             code_sha256=hashlib.sha256(body.code.encode()).hexdigest(),
+                             status=QUEUED)
+            s.add(sub)
+            s.flush()
+            position = ctx.db.queue_position(s, sub)
+            ctx.db.add_event(s, sub.id, "queued", {"type": "queued", "queue_position": position})
+            s.commit()
+            return sub.id, position
+
+    sid, position = await anyio.to_thread.run_sync(store)
+    try:
+        await anyio.to_thread.run_sync(ctx.jobs.enqueue, sid)
+    except Exception:  # stored; the reaper queues it again
+        pass
+    return JSONResponse(status_code=202, content={
+        "id": sid, "status": QUEUED, "queue_position": position,
+        "url": f"/submissions/{sid}", "events": f"/api/submissions/{sid}/events"})
+
+
+@router.get("/submissions", summary="Your submissions, newest first", tags=["submissions"])
+def my_submissions(request: Request, problem: str | None = None, limit: int = 50) -> dict:
+    ctx = _ctx(request)
+    visitor = current_visitor(request, create=False)
+    if visitor is None:
+        return {"submissions": []}
+    with ctx.db.session() as s:
+        q = select(Submission).where(Submission.visitor_id == visitor.id)
+        if problem:
+            p = ctx.catalog.get(problem)
+            q = q.where(Submission.problem_id == (p.id if p else problem))
+        rows = s.scalars(q.order_by(Submission.id.desc()).limit(max(1, min(limit, 500))))
+        return {"submissions": [
+            {"id": r.id, "problem": r.problem_id, "status": r.status, "verdict": r.verdict,
+             "score": r.score, "created_at": _iso(r.created_at),
+             "finished_at": _iso(r.finished_at)} for r in rows]}
+
+
+@router.get("/submissions/{submission_id}", response_model=SubmissionOut,
+            summary="A submission's state and, once done, its Report", tags=["submissions"],
+            responses=_errors(404))
+def get_submission(request: Request, submission_id: int) -> dict:
+    ctx = _ctx(request)
+    with ctx.db.session() as s:
+        sub = _own_submission(ctx, s, request, submission_id)
+        return submission_json(ctx, s, sub)
+
+
+@router.get("/submissions/{submission_id}/events", summary="Live progress (Server-Sent Events)",
+            tags=["submissions"], responses={200: {"content": {"text/event-stream": {}},
+                                                   "description": "event stream"},
+                                             **_errors(404)})
+async def submission_events(request: Request, submission_id: int) -> StreamingResponse:
+    """Events: `queued` (with queue_position), `position` (when it changes), `running`,
+    `suite_started`, `test_started`, `test_finished` (test, verdict, time_s), `suite_finished`,
+    `requeued` (the worker died; it will be graded again), and `done` (verdict, score), after
+    which the stream ends. Each event's `id` can be sent back as `Last-Event-ID` to resume."""
+    ctx = _ctx(request)
+
+    def check():
+        with ctx.db.session() as s:
+            _own_submission(ctx, s, request, submission_id)
+    await anyio.to_thread.run_sync(check)
+    try:
+        last_id = int(request.headers.get("last-event-id") or request.query_params.get("after")
+                      or 0)
+    except ValueError:
+        last_id = 0
+
+    def poll(after: int):
+        with ctx.db.session() as s:
+            rows = list(s.scalars(select(SubmissionEvent)
+                                  .where(SubmissionEvent.submission_id == submission_id,
+                                         SubmissionEvent.id > after)
+                                  .order_by(SubmissionEvent.id).limit(500)))
+            sub = s.get(Submission, submission_id)
+            return ([(r.id, r.type, r.data, r.attempt) for r in rows], sub.status,
+                    ctx.db.queue_position(s, sub))
+
+    async def stream():
+        nonlocal last_id
+        yield "retry: 2000\n\n"
+        sent_position = None
+        quiet_since = time.monotonic()
+        while True:
+            rows, status, position = await anyio.to_thread.run_sync(poll, last_id)
+            for eid, type_, data, attempt in rows:
+                data = dict(data, type=type_, attempt=attempt)
+                if type_ == "queued":
+                    sent_position = data.get("queue_position")
+                yield f"id: {eid}\nevent: {type_}\ndata: {json.dumps(data)}\n\n"
+                last_id = eid
+                if type_ == "done":
+                    return
+            if status == QUEUED and position != sent_position:
+                sent_position = position
+                yield f"event: position\ndata: {json.dumps({'type': 'position', 'queue_position': position})}\n\n"
+            if status == DONE and not rows:
+                # Done without a "done" row (should not happen): end the stream anyway.
+                yield f"event: done\ndata: {json.dumps({'type': 'done'})}\n\n"
+                return
+            if rows:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since > 15:
+                quiet_since = time.monotonic()
+                yield ": keep-alive\n\n"
+            if await request.is_disconnected():
+                return
+            await asyncio.sleep(ctx.settings.sse_poll_s)
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+# ---------------------------------------------------------------- the visitor
+
+
+@router.post("/visitors", status_code=201, summary="A new visitor token for an API client",
+             tags=["visitors"])
+def new_visitor(request: Request) -> dict:
+    """Send it back as `Authorization: Bearer <token>`. Keep it: it is the only key to the
+    submissions made with it."""
+    token = new_token()
+    v = get_or_create_visitor(_ctx(request).db, token)
+    return {"token": token, "visitor_id": v.id}
+
+
+@router.get("/me", summary="The current visitor", tags=["visitors"])
+def get_me(request: Request) -> dict:
+    v = current_visitor(request, create=False)
+    if v is None:
+        return {"visitor_id": None, "display_name": None}
+    return {"visitor_id": v.id, "display_name": v.display_name}
+
+
+@router.put("/me", summary="Set your display name", tags=["visitors"],
+            openapi_extra=_body_doc(MeIn), responses=_errors(400, 401, 422))
+async def put_me(request: Request) -> dict:
+    ctx = _ctx(request)
+    body = await _json_body(request, MeIn, limit=4096)
+    name = " ".join(body.display_name.split())
+    if not name or any(not ch.isprintable() for ch in name):
+        raise ApiError(422, "bad_display_name", "a display name is 1-40 printable characters")
+    v = await anyio.to_thread.run_sync(current_visitor, request)
+
+    def save():
+        with ctx.db.session() as s:
+            row = s.get(Visitor, v.id)
+            row.display_name = name
+            s.commit()
+    await anyio.to_thread.run_sync(save)
+    return {"visitor_id": v.id, "display_name": name}
+
+
+# ---------------------------------------------------------------- instructors
+
+
+@router.get("/instructor/overview", summary="Queue, workers, recent submissions, problem checks",
+            tags=["instructor"], responses=_errors(401, 403))
+def instructor_overview(request: Request) -> dict:
+    """Requires the X-Instructor-Token header (or the cookie set by the instructor page)."""
+    require_instructor(request)
+    return overview(_ctx(request))
+
+
+@router.get("/instructor/submissions/{submission_id}", summary="Any submission, with its code",
+            tags=["instructor"], responses=_errors(401, 403, 404))
+def instructor_submission(request: Request, submission_id: int) -> dict:
+    require_instructor(request)
+    ctx = _ctx(request)
+    with ctx.db.session() as s:
+        sub = s.get(Submission, submission_id)
+        if sub is None:
+            raise ApiError(404, "submission_not_found", f"there is no submission {submission_id}")
+        out = submission_json(ctx, s, sub)
+        v = s.get(Visitor, sub.visitor_id)
+        out["visitor"] = {"id": v.id, "display_name": v.display_name} if v else None
+        return out
+
+
+def overview(ctx) -> dict[str, Any]:
+    from .grading import judge_available
+    now = utcnow()
+    with ctx.db.session() as s:
+        counts = dict(s.execute(select(Submission.status, func.count())
+                                .group_by(Submission.status)).all())
+        workers = list(s.scalars(select(WorkerRow).order_by(WorkerRow.id)))
+        recent = list(s.execute(select(Submission, Visitor.display_name)
+                                .join(Visitor, Visitor.id == Submission.visitor_id)
+                                .order_by(Submission.id.desc()).limit(30)).all())
+        stale = timedelta(seconds=max(3 * ctx.settings.reaper_interval_s,
+                                      2 * ctx.settings.heartbeat_s, 30))
+        worker_rows = [{
+            "id": w.id, "status": w.status if now - w.heartbeat_at < stale or w.status == "stopped"
+            else "not answering", "submission": w.current_submission_id, "graded": w.graded,
+            "heartbeat_at": _iso(w.heartbeat_at)} for w in workers]
+        recent_rows = [{
+            "id": r.id, "problem": r.problem_id, "visitor": r.visitor_id, "display_name": name,
+            "status": r.status, "verdict": r.verdict, "score": r.score,
+            "attempts": r.attempts, "created_at": _iso(r.created_at),
+            "finished_at": _iso(r.finished_at)} for r, name in recent]
+    problems = []
+    for p in ctx.catalog.list():
+        exp = ctx.expectations.get(p) if p.browser else None
+        problems.append({"id": p.id, "slug": p.slug, "loads": True,
+                         "public_tests": len([f for f in p.public_files()
+                                              if f.rsplit("/", 1)[-1].startswith("test_")]),
+                         "browser_expectations": exp is not None,
+                         "check": ctx.expectations.error(p) or "ok"})
+    for folder, err in ctx.catalog.errors.items():
+        problems.append({"id": folder, "slug": None, "loads": False, "check": err})
+    ok, why = judge_available()
+    return {"queue": {"queued": counts.get(QUEUED, 0), "running": counts.get(RUNNING, 0),
+                      "done": counts.get(DONE, 0), "pending_tasks": ctx.jobs.pending_count()},
+            "workers": worker_rows, "recent": recent_rows, "problems": problems,
+            "grading_core": {"available": ok, "detail": why}}

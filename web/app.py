@@ -1,0 +1,155 @@
+"""The FastAPI application factory.
+
+    from web.app import create_app
+    app = create_app(Settings(data_dir=...), grader=my_fake_grader, workers=0)
+
+`grader` defaults to the grading core (`judge.grade`); `workers` (default 0) grading threads start
+with the app's lifespan, together with the lease reaper and the recovery of unfinished work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+
+from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
+from starlette.middleware.gzip import GZipMiddleware
+
+from .api import router as api_router
+from .db import Database
+from .errors import install_error_handlers
+from .expectations import Expectations
+from .grading import Grader, judge_grader
+from .identity import VisitorCookieMiddleware
+from .jobs import JobSystem
+from .pages import render_error_page, router as pages_router
+from .problems import Catalog
+from .settings import BUILD_COMMAND, STATIC_DIR, Settings
+
+log = logging.getLogger(__name__)
+
+DIST_FILES = ("problem.js", "submission.js", "worker.js", "app.css")
+PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
+                 "pyodide-lock.json")
+# Already compressed, or streamed: never through GZip (the wasm alone costs ~0.8 s CPU a time).
+NO_GZIP_SUFFIXES = (".wasm", ".zip", ".whl", ".png", ".jpg", "/events")
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    db: Database
+    catalog: Catalog
+    expectations: Expectations
+    jobs: JobSystem
+    build: dict = field(default_factory=dict)
+
+
+def front_end_build(static_dir=STATIC_DIR) -> dict:
+    """What the front-end build produced: URLs for the pages, and what is missing."""
+    dist, vendor = static_dir / "dist", static_dir / "vendor"
+    missing = [f"web/static/dist/{f}" for f in DIST_FILES if not (dist / f).is_file()]
+    missing += [f"web/static/vendor/pyodide/{f}" for f in PYODIDE_FILES
+                if not (vendor / "pyodide" / f).is_file()]
+    manifest = {}
+    if (vendor / "manifest.json").is_file():
+        manifest = json.loads((vendor / "manifest.json").read_text())
+    else:
+        missing.append("web/static/vendor/manifest.json")
+    wheels = [f"/static/vendor/wheels/{w}" for w in manifest.get("wheels", [])
+              if (vendor / "wheels" / w).is_file()]
+    if len(wheels) != len(manifest.get("wheels", [])):
+        missing.append("web/static/vendor/wheels/*.whl")
+
+    def v(path):
+        p = static_dir / path
+        if not p.is_file():
+            return f"/static/{path}"
+        return f"/static/{path}?v={hashlib.sha256(p.read_bytes()).hexdigest()[:10]}"
+
+    return {"ok": not missing, "missing": missing, "command": BUILD_COMMAND,
+            "worker_url": v("dist/worker.js"), "problem_js": v("dist/problem.js"),
+            "submission_js": v("dist/submission.js"), "css": v("dist/app.css"),
+            "pyodide_url": "/static/vendor/pyodide/", "wheels": wheels,
+            "pyodide_version": manifest.get("pyodide_version")}
+
+
+class _StaticHeadersAndGzip:
+    """GZip for text responses except already-compressed files and event streams; cache headers
+    for static files (vendor files change only with a rebuild, dist URLs carry a content hash)."""
+
+    def __init__(self, app):
+        self.app = app
+        self.gzip = GZipMiddleware(app, minimum_size=1024)
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        path = scope["path"]
+        target = self.app if path.endswith(NO_GZIP_SUFFIXES) else self.gzip
+        if not path.startswith("/static/"):
+            return await target(scope, receive, send)
+        cache = (b"public, max-age=86400" if path.startswith("/static/vendor/")
+                 else b"public, max-age=300")
+
+        async def send_cached(message):
+            if message["type"] == "http.response.start":
+                message["headers"] = list(message.get("headers", [])) + [
+                    (b"cache-control", cache)]
+            await send(message)
+
+        return await target(scope, receive, send_cached)
+
+
+def create_app(settings: Settings | None = None, grader: Grader | None = None,
+               workers: int = 0) -> FastAPI:
+    settings = settings or Settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    db = Database(settings.db_url)
+    db.create_all()
+    catalog = Catalog(settings.problems_dir, settings.reference_dir)
+    jobs = JobSystem(settings, db, catalog, grader or judge_grader)
+    ctx = AppContext(settings=settings, db=db, catalog=catalog,
+                     expectations=Expectations(settings), jobs=jobs, build=front_end_build())
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        jobs.start_workers(workers)  # with 0 workers: recovery and the lease reaper only
+        threading.Thread(target=_warm_expectations, args=(ctx,), daemon=True,
+                         name="warm-expectations").start()
+        try:
+            yield
+        finally:
+            jobs.stop()
+
+    app = FastAPI(
+        title="KV-cache practice platform",
+        version="0.1.0",
+        description=(
+            "Problems of the inference-systems handbook, graded by the same core as "
+            "`practice/judge.py`. Identify with the visitor cookie or `Authorization: Bearer "
+            "<token>` (POST /api/visitors). Errors are JSON: "
+            "`{\"error\": {\"code\", \"message\"}}`. Instructor endpoints need the "
+            "`X-Instructor-Token` header."),
+        lifespan=lifespan,
+    )
+    app.state.ctx = ctx
+    install_error_handlers(app, render_error_page)
+    app.include_router(api_router)
+    app.include_router(pages_router)
+    app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
+    app.add_middleware(VisitorCookieMiddleware, secure=settings.cookie_secure)
+    app.add_middleware(_StaticHeadersAndGzip)
+    return app
+
+
+def _warm_expectations(ctx: AppContext) -> None:
+    """Record the reference's public observations ahead of the first page view."""
+    for p in ctx.catalog.list():
+        if p.browser:
+            ctx.expectations.get(p)

@@ -1,0 +1,214 @@
+"""SQLAlchemy models and the database handle (SQLite by default, any SQLAlchemy URL works).
+
+A submission moves queued -> running -> done. While running it carries a lease (owner, expiry)
+that the grading worker renews; an expired lease means the worker died and the submission goes
+back to queued. The report is written by one conditional UPDATE that only the lease owner can
+win, so it is recorded exactly once.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from sqlalchemy import (
+    Float, ForeignKey, Index, Integer, String, Text, create_engine, event, func, select, update,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+
+QUEUED, RUNNING, DONE = "queued", "running", "done"
+
+
+def utcnow() -> datetime:
+    """Naive UTC (SQLite keeps no time zone)."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Visitor(Base):
+    __tablename__ = "visitors"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    display_name: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_seen_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Submission(Base):
+    __tablename__ = "submissions"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    visitor_id: Mapped[int] = mapped_column(ForeignKey("visitors.id"), index=True)
+    problem_id: Mapped[str] = mapped_column(String(32), index=True)
+    code: Mapped[str] = mapped_column(Text)
+    code_sha256: Mapped[str] = mapped_column(String(64))
+    status: Mapped[str] = mapped_column(String(8), default=QUEUED)
+    verdict: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    score: Mapped[float | None] = mapped_column(Float, nullable=True)
+    report_json: Mapped[str | None] = mapped_column(Text, nullable=True)
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    lease_owner: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    heartbeat_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+    __table_args__ = (Index("ix_submissions_status_id", "status", "id"),)
+
+    @property
+    def report(self) -> dict | None:
+        return json.loads(self.report_json) if self.report_json else None
+
+
+class SubmissionEvent(Base):
+    """Progress of a grading, in order; the SSE endpoint streams these rows."""
+    __tablename__ = "submission_events"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    submission_id: Mapped[int] = mapped_column(ForeignKey("submissions.id"), index=True)
+    attempt: Mapped[int] = mapped_column(Integer, default=0)
+    type: Mapped[str] = mapped_column(String(32))
+    data_json: Mapped[str] = mapped_column(Text, default="{}")
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+    @property
+    def data(self) -> dict:
+        return json.loads(self.data_json)
+
+
+class WorkerRow(Base):
+    """One grading worker (thread or process) and what it is doing, for the instructor page."""
+    __tablename__ = "workers"
+    id: Mapped[str] = mapped_column(String(200), primary_key=True)
+    started_at: Mapped[datetime] = mapped_column(default=utcnow)
+    heartbeat_at: Mapped[datetime] = mapped_column(default=utcnow)
+    status: Mapped[str] = mapped_column(String(16), default="idle")
+    current_submission_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    graded: Mapped[int] = mapped_column(Integer, default=0)
+
+
+class Database:
+    def __init__(self, url: str):
+        self.url = url
+        kwargs: dict = {}
+        if url.startswith("sqlite"):
+            path = url.split("///", 1)[-1]
+            if path and path != ":memory:":
+                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        self.engine = create_engine(url, **kwargs)
+        if url.startswith("sqlite"):
+            event.listen(self.engine, "connect", _sqlite_pragmas)
+        self.Session = sessionmaker(self.engine, expire_on_commit=False)
+
+    def create_all(self) -> None:
+        Base.metadata.create_all(self.engine)
+
+    @contextmanager
+    def session(self):
+        with self.Session() as s:
+            yield s
+
+    # ------------------------------------------------------------ queue state
+
+    def queue_position(self, s: Session, sub: Submission) -> int | None:
+        """1 + the number of queued submissions ahead of this one; None unless queued."""
+        if sub.status != QUEUED:
+            return None
+        ahead = s.scalar(select(func.count()).select_from(Submission)
+                         .where(Submission.status == QUEUED, Submission.id < sub.id))
+        return int(ahead or 0) + 1
+
+    def add_event(self, s: Session, submission_id: int, type_: str, data: dict,
+                  attempt: int = 0) -> None:
+        s.add(SubmissionEvent(submission_id=submission_id, attempt=attempt, type=type_,
+                              data_json=json.dumps(data)))
+
+    def claim(self, submission_id: int, owner: str, lease_s: float) -> int | None:
+        """Take a queued (or lease-expired running) submission; the attempt number, or None."""
+        now = utcnow()
+        with self.session() as s:
+            res = s.execute(
+                update(Submission)
+                .where(Submission.id == submission_id)
+                .where((Submission.status == QUEUED)
+                       | ((Submission.status == RUNNING) & (Submission.lease_expires_at < now)))
+                .values(status=RUNNING, lease_owner=owner,
+                        lease_expires_at=now + timedelta(seconds=lease_s), heartbeat_at=now,
+                        started_at=now, attempts=Submission.attempts + 1)
+                .execution_options(synchronize_session=False))
+            s.commit()
+            if res.rowcount != 1:
+                return None
+            return s.get(Submission, submission_id).attempts
+
+    def renew(self, submission_id: int, owner: str, lease_s: float) -> bool:
+        now = utcnow()
+        with self.session() as s:
+            res = s.execute(
+                update(Submission)
+                .where(Submission.id == submission_id, Submission.status == RUNNING,
+                       Submission.lease_owner == owner)
+                .values(lease_expires_at=now + timedelta(seconds=lease_s), heartbeat_at=now)
+                .execution_options(synchronize_session=False))
+            s.commit()
+            return res.rowcount == 1
+
+    def finish(self, submission_id: int, owner: str | None, report: dict, attempt: int) -> bool:
+        """Store the report if `owner` still holds the lease (None: any non-done state)."""
+        now = utcnow()
+        with self.session() as s:
+            cond = [Submission.id == submission_id, Submission.status != DONE]
+            if owner is not None:
+                cond += [Submission.status == RUNNING, Submission.lease_owner == owner]
+            res = s.execute(
+                update(Submission).where(*cond)
+                .values(status=DONE, report_json=json.dumps(report),
+                        verdict=str(report.get("verdict")), score=report.get("score"),
+                        finished_at=now, lease_owner=None, lease_expires_at=None)
+                .execution_options(synchronize_session=False))
+            if res.rowcount == 1:
+                self.add_event(s, submission_id, "done",
+                               {"verdict": report.get("verdict"), "score": report.get("score")},
+                               attempt)
+            s.commit()
+            return res.rowcount == 1
+
+    def requeue_expired(self) -> list[int]:
+        """Running submissions whose lease ran out go back to queued; their ids."""
+        now = utcnow()
+        with self.session() as s:
+            ids = list(s.scalars(select(Submission.id).where(
+                Submission.status == RUNNING, Submission.lease_expires_at < now)))
+            requeued = []
+            for sid in ids:
+                res = s.execute(
+                    update(Submission)
+                    .where(Submission.id == sid, Submission.status == RUNNING,
+                           Submission.lease_expires_at < now)
+                    .values(status=QUEUED, lease_owner=None, lease_expires_at=None)
+                    .execution_options(synchronize_session=False))
+                if res.rowcount == 1:
+                    requeued.append(sid)
+                    self.add_event(s, sid, "requeued",
+                                   {"reason": "the worker grading it stopped answering"})
+            s.commit()
+            return requeued
+
+    def queued_ids(self) -> list[int]:
+        with self.session() as s:
+            return list(s.scalars(select(Submission.id).where(Submission.status == QUEUED)
+                                  .order_by(Submission.id)))
+
+
+def _sqlite_pragmas(dbapi_conn, _record) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()

@@ -1,0 +1,60 @@
+"""How the web platform calls the grading core, and how tests swap it for a fake.
+
+A grader is a callable `grader(problem: ProblemInfo, source: str, on_event) -> dict` returning
+the Report as JSON data (`report.to_dict()`); `on_event` receives the core's progress events.
+"""
+
+from __future__ import annotations
+
+import importlib
+import platform
+from typing import Callable, Protocol
+
+from .problems import ProblemInfo
+
+EventSink = Callable[[dict], None]
+
+
+class Grader(Protocol):
+    def __call__(self, problem: ProblemInfo, source: str, on_event: EventSink) -> dict: ...
+
+
+def judge_grader(problem: ProblemInfo, source: str, on_event: EventSink) -> dict:
+    """The real thing: judge.grade() on the problem's folder, every suite, the best device."""
+    from judge import grade, load_problem
+
+    report = grade(load_problem(str(problem.folder)), source, suite="all", device="auto",
+                   on_event=on_event)
+    return report.to_dict() if hasattr(report, "to_dict") else dict(report)
+
+
+def internal_error_report(problem: ProblemInfo, message: str) -> dict:
+    """A Report for when grading itself failed (IE: the judge's fault, never the student's)."""
+    return {
+        "schema_version": 1, "verdict": "IE", "score": 0.0,
+        "problem": {"id": problem.id, "slug": problem.slug, "version": None},
+        "submission": {}, "tests": [],
+        "first_failure": {"test": None, "verdict": "IE", "label": None, "expected": None,
+                          "got": None, "message": message, "traceback": None},
+        "compile_error": None, "timings": {},
+        "provenance": {"python": platform.python_version(), "device": None},
+    }
+
+
+def load_grader(spec: str | None) -> Grader:
+    """`None` -> the grading core; "package.module:function" -> that callable (tests, plug-ins)."""
+    if not spec:
+        return judge_grader
+    module, _, attr = spec.partition(":")
+    if not attr:
+        raise ValueError(f"grader {spec!r}: expected 'module:function'")
+    return getattr(importlib.import_module(module), attr)
+
+
+def judge_available() -> tuple[bool, str]:
+    """Whether `from judge import grade, load_problem` works here, and why not."""
+    try:
+        from judge import grade, load_problem  # noqa: F401
+    except Exception as exc:
+        return False, f"{type(exc).__name__}: {exc}"
+    return True, ""

@@ -1,0 +1,136 @@
+"""Who is asking: a random token per browser (cookie) or per API client (Bearer), and instructors.
+
+Only a hash of each token is stored. A browser without a cookie gets a fresh token on its first
+response (middleware below); its visitor row is created when it first needs one (a submission).
+An API client may ask POST /api/visitors for a token, or send any long random Bearer token of its
+own: an unknown one is registered on first use.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+
+from fastapi import Request
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+
+from .db import Database, Visitor, utcnow
+from .errors import ApiError
+
+COOKIE = "kvp_visitor"
+INSTRUCTOR_COOKIE = "kvp_instructor"
+INSTRUCTOR_HEADER = "X-Instructor-Token"
+TOKEN_RE = re.compile(r"^[A-Za-z0-9_\-.~+/=]{16,200}$")
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def request_token(request: Request) -> str | None:
+    """The visitor token of this request: Bearer header first, then the cookie."""
+    auth = request.headers.get("authorization", "")
+    if auth:
+        scheme, _, value = auth.partition(" ")
+        if scheme.lower() != "bearer" or not value.strip():
+            raise ApiError(401, "bad_token", "the Authorization header must be "
+                           "'Bearer <token>' (get a token from POST /api/visitors)")
+        value = value.strip()
+        if not TOKEN_RE.match(value):
+            raise ApiError(401, "bad_token", "a bearer token is 16-200 characters of "
+                           "letters, digits and -_.~+/=")
+        return value
+    cookie = request.cookies.get(COOKIE)
+    if cookie and TOKEN_RE.match(cookie):
+        return cookie
+    return getattr(request.state, "new_visitor_token", None)
+
+
+def find_visitor(db: Database, token: str | None) -> Visitor | None:
+    if not token:
+        return None
+    with db.session() as s:
+        return s.scalar(select(Visitor).where(Visitor.token_hash == token_hash(token)))
+
+
+def get_or_create_visitor(db: Database, token: str) -> Visitor:
+    h = token_hash(token)
+    with db.session() as s:
+        v = s.scalar(select(Visitor).where(Visitor.token_hash == h))
+        if v is not None:
+            v.last_seen_at = utcnow()
+            s.commit()
+            return v
+        v = Visitor(token_hash=h)
+        s.add(v)
+        try:
+            s.commit()
+        except IntegrityError:  # two first requests at once
+            s.rollback()
+            v = s.scalar(select(Visitor).where(Visitor.token_hash == h))
+        return v
+
+
+def current_visitor(request: Request, create: bool = True) -> Visitor | None:
+    db = request.app.state.ctx.db
+    token = request_token(request)
+    if token is None:
+        if not create:
+            return None
+        raise ApiError(401, "no_identity", "send a visitor cookie or 'Authorization: Bearer "
+                       "<token>' (POST /api/visitors gives one)")
+    return get_or_create_visitor(db, token) if create else find_visitor(db, token)
+
+
+def instructor_ok(request: Request) -> bool:
+    token = request.app.state.ctx.settings.instructor_token
+    given = request.headers.get(INSTRUCTOR_HEADER) or request.cookies.get(INSTRUCTOR_COOKIE)
+    return bool(token and given and hmac.compare_digest(given.encode(), token.encode()))
+
+
+def require_instructor(request: Request) -> None:
+    token = request.app.state.ctx.settings.instructor_token
+    if not token:
+        raise ApiError(403, "instructor_disabled", "instructor access is off on this server: "
+                       "start it with KVPRACTICE_INSTRUCTOR_TOKEN set")
+    given = request.headers.get(INSTRUCTOR_HEADER) or request.cookies.get(INSTRUCTOR_COOKIE)
+    if not given:
+        raise ApiError(401, "instructor_token_missing",
+                       f"send the instructor token in the {INSTRUCTOR_HEADER} header")
+    if not hmac.compare_digest(given.encode(), token.encode()):
+        raise ApiError(403, "instructor_token_wrong", "the instructor token is wrong")
+
+
+class VisitorCookieMiddleware:
+    """Give a browser without a visitor cookie one, on the response to its first request."""
+
+    def __init__(self, app, secure: bool = False):
+        self.app, self.secure = app, secure
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope["path"].startswith("/static/"):
+            return await self.app(scope, receive, send)
+        headers = {k.decode().lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        has_cookie = f"{COOKIE}=" in headers.get("cookie", "")
+        if has_cookie or "authorization" in headers:
+            return await self.app(scope, receive, send)
+        token = new_token()
+        scope.setdefault("state", {})["new_visitor_token"] = token
+        cookie = (f"{COOKIE}={token}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax"
+                  + ("; Secure" if self.secure else ""))
+
+        async def send_with_cookie(message):
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] = list(message["headers"]) + [
+                    (b"set-cookie", cookie.encode())]
+            await send(message)
+
+        return await self.app(scope, receive, send_with_cookie)

@@ -1,0 +1,212 @@
+"""HTML pages (Jinja2): problem list, problem page with the editor, submissions, instructor."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from sqlalchemy import select
+
+from .api import overview, submission_json
+from .db import DONE, Submission, Visitor
+from .identity import INSTRUCTOR_COOKIE, find_visitor, instructor_ok, request_token
+from .markdown import highlight_python, pygments_css, render_markdown
+from .settings import TEMPLATES_DIR
+
+router = APIRouter(include_in_schema=False)
+templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
+LANG_COOKIE = "kvp_lang"
+
+UI = {
+    "en": {
+        "problems": "Problems", "history": "My submissions", "instructor": "Instructor",
+        "difficulty": "Difficulty", "chapter": "Chapter", "status": "Your status",
+        "title": "Title", "run": "Run", "submit": "Submit", "download": "Download",
+        "reset": "Reset to starter", "results": "Results", "statement": "Statement",
+        "counts": "The server's verdict is the one that counts: Run executes the public tests "
+                  "in your browser (Python 3.14 in Pyodide, no torch); Submit grades the full "
+                  "hidden suite on the server (Python 3.11).",
+        "python_loading": "Loading Python in the page…", "python_ready": "Python ready",
+        "run_hint": "Ctrl/Cmd+Enter runs the public tests", "verdict": "Verdict",
+        "score": "Score", "submitted": "Submitted", "no_submissions": "No submissions yet.",
+        "display_name": "Display name", "save": "Save", "code": "Code", "tests": "Tests",
+        "not_built": "The editor is not built on this server: run `bash scripts/build_frontend.sh`.",
+        "solved": "solved", "tried": "tried", "submission": "Submission",
+    },
+    "zh": {
+        "problems": "题目", "history": "我的提交", "instructor": "教师",
+        "difficulty": "难度", "chapter": "章节", "status": "你的状态", "title": "标题",
+        "run": "运行", "submit": "提交", "download": "下载", "reset": "恢复初始代码",
+        "results": "结果", "statement": "题面",
+        "counts": "以服务器的判定为准：“运行”在浏览器里执行公开测试（Pyodide 中的 Python 3.14，"
+                  "没有 torch）；“提交”由服务器运行完整的隐藏测试（Python 3.11）。",
+        "python_loading": "正在页面中加载 Python…", "python_ready": "Python 已就绪",
+        "run_hint": "Ctrl/Cmd+Enter 运行公开测试", "verdict": "判定", "score": "得分",
+        "submitted": "提交时间", "no_submissions": "还没有提交。", "display_name": "显示名称",
+        "save": "保存", "code": "代码", "tests": "测试",
+        "not_built": "本服务器尚未构建编辑器：请运行 `bash scripts/build_frontend.sh`。",
+        "solved": "已通过", "tried": "已尝试", "submission": "提交",
+    },
+}
+
+
+def pick_lang(request: Request) -> str:
+    q = request.query_params.get("lang")
+    if q in UI:
+        return q
+    c = request.cookies.get(LANG_COOKIE)
+    if c in UI:
+        return c
+    return "zh" if request.headers.get("accept-language", "").lower().startswith("zh") else "en"
+
+
+def render(request: Request, name: str, http_status: int = 200, **ctx) -> HTMLResponse:
+    lang = pick_lang(request)
+    app_ctx = request.app.state.ctx
+    visitor = find_visitor(app_ctx.db, _token(request))
+    resp = templates.TemplateResponse(request, name, {
+        "lang": lang, "t": UI[lang], "visitor": visitor, "build": app_ctx.build,
+        "instructor_enabled": bool(app_ctx.settings.instructor_token), **ctx},
+        status_code=http_status)
+    if request.query_params.get("lang") in UI:
+        resp.set_cookie(LANG_COOKIE, lang, max_age=31536000, samesite="lax")
+    return resp
+
+
+def render_error_page(request: Request, status: int, message: str) -> HTMLResponse:
+    return render(request, "error.html", http_status=status, status_code=status, message=message)
+
+
+def _token(request: Request):
+    try:
+        return request_token(request)
+    except Exception:
+        return None
+
+
+def _statuses(request: Request) -> dict[str, str]:
+    """Per problem: "AC" if solved, else the latest verdict or state."""
+    ctx = request.app.state.ctx
+    v = find_visitor(ctx.db, _token(request))
+    if v is None:
+        return {}
+    out: dict[str, str] = {}
+    with ctx.db.session() as s:
+        for pid, status, verdict in s.execute(
+                select(Submission.problem_id, Submission.status, Submission.verdict)
+                .where(Submission.visitor_id == v.id).order_by(Submission.id)):
+            if out.get(pid) == "AC":
+                continue
+            out[pid] = verdict if status == DONE else status
+    return out
+
+
+@router.get("/", response_class=HTMLResponse)
+def problem_list(request: Request):
+    ctx = request.app.state.ctx
+    return render(request, "problems.html", problems=ctx.catalog.list(),
+                  statuses=_statuses(request))
+
+
+@router.get("/problems/{ref}", response_class=HTMLResponse)
+def problem_page(request: Request, ref: str):
+    ctx = request.app.state.ctx
+    p = ctx.catalog.get(ref)
+    if p is None:
+        return render_error_page(request, 404, f"There is no problem '{ref}'.")
+    statements = {lang: render_markdown(p.statement(lang)) for lang in (p.languages() or ["en"])}
+    config = {
+        "problem": p.id, "slug": p.slug, "module": p.module, "browser": p.browser,
+        "download_name": f"{p.id}-{p.slug}.py", "api": f"/api/problems/{p.id}",
+        "worker": ctx.build.get("worker_url"), "pyodide": ctx.build.get("pyodide_url"),
+        "wheels": ctx.build.get("wheels", []), "timeout_s": ctx.settings.browser_run_timeout_s,
+        "max_code_bytes": ctx.settings.max_code_bytes, "lang": pick_lang(request),
+    }
+    return render(request, "problem.html", p=p, statements=statements,
+                  config=config, status=_statuses(request).get(p.id))
+
+
+@router.get("/problems/{ref}/starter.py", response_class=PlainTextResponse)
+def starter_file(request: Request, ref: str):
+    p = request.app.state.ctx.catalog.get(ref)
+    if p is None:
+        return PlainTextResponse(f"no problem {ref}\n", status_code=404)
+    return PlainTextResponse(p.starter(), headers={
+        "Content-Disposition": f'attachment; filename="{p.id}-{p.slug}.py"'})
+
+
+@router.get("/submissions", response_class=HTMLResponse)
+def history_page(request: Request):
+    ctx = request.app.state.ctx
+    v = find_visitor(ctx.db, _token(request))
+    rows = []
+    if v is not None:
+        with ctx.db.session() as s:
+            rows = list(s.scalars(select(Submission).where(Submission.visitor_id == v.id)
+                                  .order_by(Submission.id.desc()).limit(200)))
+    titles = {p.id: p for p in ctx.catalog.list()}
+    return render(request, "history.html", rows=rows, problems=titles)
+
+
+@router.post("/me")
+async def set_name_form(request: Request):
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    name = " ".join((form.get("display_name") or [""])[0].split())[:40]
+    ctx = request.app.state.ctx
+    from .identity import current_visitor
+    v = current_visitor(request)
+    with ctx.db.session() as s:
+        row = s.get(Visitor, v.id)
+        row.display_name = name or None
+        s.commit()
+    return RedirectResponse("/submissions", status_code=303)
+
+
+@router.get("/submissions/{sid}", response_class=HTMLResponse)
+def submission_page(request: Request, sid: int):
+    ctx = request.app.state.ctx
+    with ctx.db.session() as s:
+        sub = s.get(Submission, sid)
+        v = find_visitor(ctx.db, _token(request))
+        if sub is None or ((v is None or sub.visitor_id != v.id) and not instructor_ok(request)):
+            return render_error_page(request, 404, f"There is no submission {sid} among yours.")
+        data = submission_json(ctx, s, sub)
+    p = ctx.catalog.get(data["problem"])
+    return render(request, "submission.html", sub=data, p=p,
+                  code_html=highlight_python(data["code"]),
+                  data={k: v for k, v in data.items() if k != "code"})
+
+
+@router.get("/instructor", response_class=HTMLResponse)
+def instructor_page(request: Request):
+    ctx = request.app.state.ctx
+    if not ctx.settings.instructor_token:
+        return render_error_page(request, 403, "Instructor access is off on this server: start "
+                                 "it with KVPRACTICE_INSTRUCTOR_TOKEN set.")
+    if not instructor_ok(request):
+        return render(request, "instructor_login.html",
+                      wrong=request.query_params.get("wrong") == "1")
+    return render(request, "instructor.html", o=overview(ctx))
+
+
+@router.post("/instructor/login")
+async def instructor_login(request: Request):
+    form = parse_qs((await request.body()).decode("utf-8", "replace"))
+    token = (form.get("token") or [""])[0]
+    resp = RedirectResponse("/instructor", status_code=303)
+    expected = request.app.state.ctx.settings.instructor_token
+    import hmac
+    if expected and hmac.compare_digest(token.encode(), expected.encode()):
+        resp.set_cookie(INSTRUCTOR_COOKIE, token, httponly=True, samesite="strict",
+                        secure=request.app.state.ctx.settings.cookie_secure)
+    else:
+        resp = RedirectResponse("/instructor?wrong=1", status_code=303)
+    return resp
+
+
+@router.get("/assets/pygments.css")
+def pygments_stylesheet() -> Response:
+    return Response(pygments_css(), media_type="text/css",
+                    headers={"Cache-Control": "public, max-age=3600"})

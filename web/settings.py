@@ -1,0 +1,67 @@
+"""Configuration of the web platform: one dataclass, defaults that need nothing installed."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+WEB_DIR = Path(__file__).resolve().parent
+STATIC_DIR = WEB_DIR / "static"
+TEMPLATES_DIR = WEB_DIR / "templates"
+BUILD_COMMAND = "bash scripts/build_frontend.sh"
+
+
+@dataclass
+class Settings:
+    # Where the SQLite database, the queue's storage and caches live.
+    data_dir: Path = field(default_factory=lambda: REPO_ROOT / "data")
+    # Any SQLAlchemy URL; None means sqlite:///<data_dir>/web.sqlite3.
+    database_url: str | None = None
+    problems_dir: Path = field(default_factory=lambda: REPO_ROOT / "problems")
+    # The handbook modules (flat) and, relative to the folder above problems_dir, reference paths.
+    reference_dir: Path = field(default_factory=lambda: REPO_ROOT / "reference")
+    # Instructor pages and endpoints are off unless a token is configured.
+    instructor_token: str | None = field(
+        default_factory=lambda: os.environ.get("KVPRACTICE_INSTRUCTOR_TOKEN") or None)
+
+    # Limits answered with a 4xx JSON error.
+    max_code_bytes: int = 64 * 1024
+    rate_limit_count: int = 10          # submissions per visitor ...
+    rate_limit_window_s: float = 60.0   # ... per this many seconds
+    max_queued_per_visitor: int = 3     # queued or running at once
+
+    # Job leases: a running job's lease is renewed every heartbeat_s; one not renewed for
+    # lease_s is considered dead and re-queued. After max_attempts starts it gets an IE report.
+    lease_s: float = 60.0
+    heartbeat_s: float = 10.0
+    reaper_interval_s: float = 5.0
+    max_attempts: int = 3
+
+    # Embedded worker pool (threads in the server process; each grading spawns its own child).
+    workers: int = 1
+    # Server-Sent Events: how often the stream looks for news.
+    sse_poll_s: float = 0.25
+
+    # Browser-side run limits (the page terminates the worker after this long).
+    browser_run_timeout_s: float = 30.0
+
+    cookie_secure: bool = False
+
+    def __post_init__(self) -> None:
+        self.data_dir = Path(self.data_dir)
+        self.problems_dir = Path(self.problems_dir)
+        self.reference_dir = Path(self.reference_dir)
+
+    @property
+    def db_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'web.sqlite3'}"
+
+    @property
+    def huey_path(self) -> Path:
+        return self.data_dir / "queue.sqlite3"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.data_dir / "cache"
