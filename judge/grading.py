@@ -1,0 +1,319 @@
+"""`grade(problem, source) -> Report`: the one entry point every front end calls.
+
+1. The submission must compile (checked here, without running it) -> else CE.
+2. The reference's observations for this problem version and device (cached on disk).
+3. Each suite (public, hidden) runs in its own sandboxed child over a fresh copy of the files it
+   may see; the parent watches the child's results file and emits progress events.
+4. Each test is judged against the reference outside both processes (judging.py); the overall
+   verdict, the score, timings and provenance make the Report.
+Anything unexpected in the judge itself gives IE ("internal error"): the cause is logged and
+kept in `report.ie_cause`, never shown to the student.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterable
+
+from . import environment as env
+from .judging import Context, Redactor, compile_error, judge_test
+from .problem import SUITES, Problem, load_problem
+from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
+from .report import Failure, Report, TestResult
+from .suite_run import run_suite
+from .verdict import Verdict, overall
+from .view import View
+
+log = logging.getLogger("judge")
+
+
+class _Emitter:
+    def __init__(self, on_event: Callable[[dict], None] | None):
+        self.on_event, self.lock, self.finished = on_event, threading.Lock(), set()
+
+    def __call__(self, event: dict) -> None:
+        if self.on_event is None:
+            return
+        with self.lock:
+            if event["type"] == "test_finished":
+                if event["test"] in self.finished:
+                    return
+                self.finished.add(event["test"])
+            try:
+                self.on_event(event)
+            except Exception:  # a front end's bug must not fail the grading
+                log.exception("on_event callback failed")
+
+
+def _parallel_default() -> bool:
+    if os.environ.get("JUDGE_PARALLEL") is not None:
+        return os.environ["JUDGE_PARALLEL"] not in ("", "0")
+    return (os.cpu_count() or 1) >= 2
+
+
+def grade(problem: Problem | str, source: str, *, suite: str = "all", device: str = "auto",
+          on_event: Callable[[dict], None] | None = None, select: Iterable[str] | None = None,
+          reveal_hidden: bool = False, cache: ReferenceCache | None = None,
+          parallel: bool | None = None) -> Report:
+    """Grades `source` (the student's `<module>.py`) on `problem`.
+
+    suite: "public" | "hidden" | "all". device: "auto" | "cpu" | "cuda".
+    select: only these test names (e.g. the examples); all when None.
+    reveal_hidden: show hidden tests' details (instructors' `judge check`; never students).
+    Raises ValueError for a bad suite/device/selection; everything else becomes a Report.
+    """
+    t0 = time.perf_counter()
+    problem = load_problem(problem)
+    if suite not in ("public", "hidden", "all"):
+        raise ValueError(f"suite must be public, hidden or all, not {suite!r}")
+    device = env.resolve_device(device)
+    wanted = set(select) if select is not None else None
+    plan = {s: [t for t in problem.tests(s) if wanted is None or t.name in wanted]
+            for s in (SUITES if suite == "all" else (suite,))}
+    plan = {s: ts for s, ts in plan.items() if ts or wanted is None}
+    if wanted is not None and not any(plan.values()):
+        raise ValueError(f"no test of {problem.name} matches the selection")
+    g = _Grading(problem, source, plan, device, _Emitter(on_event), reveal_hidden,
+                 cache or ReferenceCache(), _parallel_default() if parallel is None else parallel)
+    try:
+        report = g.run()
+    except Exception as exc:  # the judge's own fault
+        log.exception("grading %s failed", problem.name)
+        report = g.internal_error(f"{type(exc).__name__}: {exc}")
+    report.timings["total_s"] = round(time.perf_counter() - t0, 4)
+    g.emit({"type": "done", "verdict": str(report.verdict), "score": report.score})
+    return report
+
+
+class _Grading:
+    def __init__(self, problem, source, plan, device, emit, reveal_hidden, cache, parallel):
+        self.problem, self.source, self.plan, self.device = problem, source, plan, device
+        self.emit, self.reveal_hidden, self.cache, self.parallel = (emit, reveal_hidden, cache,
+                                                                    parallel)
+        self.timings: dict = {}
+        self.provenance = {"device": device, "gpu_name": None, "python": env.python_version(),
+                           "torch": env.torch_version(), "judge_version": env.JUDGE_VERSION,
+                           "sandbox_layers": {}, "missing_layers": [], "reference_cache": None}
+        self._redactor: Redactor | None = None
+
+    # -- report skeletons -------------------------------------------------------------------
+
+    def _report(self, verdict: Verdict, tests: list[TestResult], **kw) -> Report:
+        counted = [t for t in tests if t.verdict.counts]
+        total = sum(t.weight for t in counted)
+        score = sum(t.weight for t in counted if t.verdict.passed) / total if total else 0.0
+        if verdict in (Verdict.CE, Verdict.IE):
+            score = 0.0
+        return Report(verdict=verdict, score=score,
+                      problem={"id": self.problem.id, "slug": self.problem.slug,
+                               "version": _safe_version(self.problem)},
+                      submission={"sha256": hashlib.sha256(self.source.encode()).hexdigest()},
+                      tests=tests, timings=self.timings, provenance=self.provenance, **kw)
+
+    def _not_run(self, kind: str = "not_run") -> list[TestResult]:
+        return [TestResult(t.name, s, Verdict.NR, weight=t.weight,
+                           failure=Failure(kind, hidden=self._hidden(s)))
+                for s, ts in self.plan.items() for t in ts]
+
+    def internal_error(self, cause: str) -> Report:
+        log.error("internal error grading %s: %s", self.problem.name, cause)
+        return self._report(Verdict.IE, self._not_run(), ie_cause=cause)
+
+    def _hidden(self, suite: str) -> bool:
+        return suite == "hidden" and not self.reveal_hidden
+
+    @property
+    def redact(self) -> Redactor:
+        if self._redactor is None:
+            p = self.problem
+            secret = [f.read_text("utf-8", "replace") for f in _files(p.suite_dir("hidden"))]
+            secret.append(p.reference_path.read_text("utf-8", "replace"))
+            visible = [f.read_text("utf-8", "replace") for f in _files(p.suite_dir("public"))]
+            visible += [self.source, p.starter_source if p.starter_path.is_file() else ""]
+            visible += [h.read_text("utf-8", "replace") for h in p.handbook_paths if h.is_file()]
+            self._redactor = Redactor(secret, visible)
+        return self._redactor
+
+    # -- the steps --------------------------------------------------------------------------
+
+    def run(self) -> Report:
+        ce = self._syntax_check()
+        if ce is not None:
+            return self._report(Verdict.CE, self._not_run("compile"), compile_error=ce)
+        t = time.perf_counter()
+        try:
+            ref, cached = get_reference(self.problem, list(self.plan), self.device,
+                                        cache=self.cache, parallel=self.parallel)
+        except ReferenceFailure as exc:
+            return self.internal_error(str(exc))
+        self.timings["reference_s"] = round(time.perf_counter() - t, 4)
+        self.timings["reference_cached"] = cached
+        self.provenance["reference_cache"] = "hit" if cached else "miss"
+        ref_tests = self._reference_plan(ref)
+        for s, names in ref_tests.items():
+            self.emit({"type": "suite_started", "suite": s, "tests": list(names)})
+        t = time.perf_counter()
+        with View(self.problem) as view:
+            sub = view.submission("student", self.source)
+            self.timings["prepare_s"] = round(time.perf_counter() - t, 4)
+            suites = list(ref_tests)
+            if self.parallel and len(suites) > 1:
+                with ThreadPoolExecutor(len(suites)) as pool:
+                    runs = dict(zip(suites, pool.map(
+                        lambda s: self._run(view, sub, s, ref[s], ref_tests[s]), suites)))
+            else:
+                runs = {s: self._run(view, sub, s, ref[s], ref_tests[s]) for s in suites}
+        t = time.perf_counter()
+        report = self._judge(runs, ref_tests)
+        self.timings["compare_s"] = round(time.perf_counter() - t, 4)
+        return report
+
+    def _syntax_check(self) -> dict | None:
+        try:
+            compile(self.source, f"{self.problem.module}.py", "exec", dont_inherit=True)
+        except SyntaxError as e:
+            text = (e.text or "").strip()
+            return {"exc_type": type(e).__name__, "line": e.lineno,
+                    "message": f"{e.msg} (line {e.lineno})",
+                    "traceback": f'  File "{self.problem.module}.py", line {e.lineno}\n'
+                                 f"    {text}\n{type(e).__name__}: {e.msg}"}
+        except ValueError as e:  # e.g. a NUL byte in the source
+            return {"exc_type": "ValueError", "line": None, "message": str(e), "traceback": None}
+        return None
+
+    def _reference_plan(self, ref: dict) -> dict[str, dict[str, dict]]:
+        """{suite: {test name: reference entry}} for the selected tests, in run order."""
+        out = {}
+        for s, tests in self.plan.items():
+            wanted = {t.name for t in tests}
+            out[s] = {e["name"]: e for e in ref[s]["tests"]
+                      if e["name"] in wanted or e["name"].split("[", 1)[0] in wanted}
+        return out
+
+    def _limits(self, ref_tests: dict[str, dict]) -> dict[str, float]:
+        lim = self.problem.limits
+        return {n: round(max(lim.min_test_s, lim.time_factor * float(e["time_s"] or 0)), 3)
+                for n, e in ref_tests.items()}
+
+    def _run(self, view, sub, suite, ref_suite, ref_tests):
+        lim = self.problem.limits
+        limits = self._limits(ref_tests)
+        node_limits = {n.split("/", 1)[1]: v for n, v in limits.items()}
+        import_limit = max(lim.min_test_s, lim.time_factor * float(ref_suite["import_s"] or 0))
+        every = {t.name for t in self.problem.tests(suite)}
+        if {t.name for t in self.plan[suite]} == every:
+            targets = [f.name for f in self.problem.test_files(suite)]
+        else:
+            targets = [t.node for t in self.plan[suite]]
+        hidden = self._hidden(suite)
+        ctx = Context(None, hidden=hidden, source=self.source, redact=self.redact,
+                      limits=limits)
+        prefix = f"{suite}/"
+
+        def on_events(events):
+            for ev in events:
+                name = prefix + str(ev.get("test", ""))
+                if name not in ref_tests:
+                    continue
+                if ev["ev"] == "test_started":
+                    self.emit({"type": "test_started", "test": name})
+                elif ev["ev"] == "test_finished":
+                    rec = run_log.tests.get(ev["test"])
+                    ctx.run = _LiveRun()
+                    r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
+                    self.emit({"type": "test_finished", "test": name,
+                               "verdict": str(r.verdict), "time_s": r.time_s})
+
+        from .results import ChildLog
+        run_log = ChildLog()
+        run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
+                        targets=targets, test_limits=node_limits,
+                        default_limit=max(limits.values(), default=lim.min_test_s),
+                        import_limit=import_limit, device=self.device,
+                        on_events=on_events if self.emit.on_event else None, log=run_log)
+        self.emit({"type": "suite_finished", "suite": suite})
+        return run
+
+    def _judge(self, runs: dict, ref_tests: dict) -> Report:
+        tests: list[TestResult] = []
+        ce = None
+        internal = None
+        for suite, run in runs.items():
+            hidden = self._hidden(suite)
+            self._provenance_from(run)
+            if run.sandbox_error or run.log.runner_error:
+                internal = internal or f"{suite} run: {run.sandbox_error or run.log.runner_error}"
+            info = run.log.compile_error or (run.log.collect_errors[0]
+                                             if run.log.collect_errors else None)
+            if info is not None and ce is None:
+                context = "" if run.log.compile_error else \
+                    f"a test file ({info.get('file')}) could not import from your module: "
+                ce = compile_error(info, hidden=hidden, source=self.source,
+                                   redact=self.redact, context=context)
+            self.timings[f"{suite}_s"] = round(run.wall_s, 4)
+            self.timings.setdefault("phases", {})[suite] = {
+                "start_s": _r(run.start_s), "import_s": _r(run.log.import_s),
+                "tests_s": _r((run.log.finished or {}).get("tests_s"))}
+            if suite == "public" and (run.stdout or run.stderr):
+                self.output = self.redact(run.output_tail())
+            ctx = Context(run, hidden=hidden, source=self.source, redact=self.redact,
+                          limits=self._limits(ref_tests[suite]))
+            victim = run.log.running or next(
+                (n for n in _nodes(ref_tests[suite]) if n not in run.log.tests), None)
+            if not run.died and run.log.finished is not None:
+                victim = None
+            for name, entry in ref_tests[suite].items():
+                node = name.split("/", 1)[1]
+                r = judge_test(name, suite, self.problem.weight(name), entry,
+                               run.log.tests.get(node), ctx, victim=(node == victim))
+                if ce is not None or internal is not None:
+                    r = TestResult(name, suite, Verdict.NR, weight=r.weight,
+                                   failure=Failure("not_run", hidden=hidden))
+                tests.append(r)
+                self.emit({"type": "test_finished", "test": name, "verdict": str(r.verdict),
+                           "time_s": r.time_s})
+        if internal is not None:
+            return self.internal_error(internal)
+        verdict = overall([t.verdict for t in tests], compile_error=ce is not None)
+        return self._report(verdict, tests, compile_error=ce, output=getattr(self, "output",
+                                                                             None))
+
+    def _provenance_from(self, run) -> None:
+        if run.layers and not self.provenance["sandbox_layers"]:
+            self.provenance["sandbox_layers"] = run.layers
+            self.provenance["missing_layers"] = run.missing_layers or sorted(
+                k for k, v in run.layers.items() if not v)
+        gpu = (run.log.finished or {}).get("gpu_name")
+        if gpu and self.device == "cuda":
+            self.provenance["gpu_name"] = gpu
+
+
+class _LiveRun:
+    """While the child still runs nothing is known about how it will end."""
+    timed_out = memory_exceeded = output_exceeded = False
+    signal = returncode = None
+    spawn_t = wall_s = 0.0
+
+
+def _nodes(ref_tests: dict) -> list[str]:
+    return [n.split("/", 1)[1] for n in ref_tests]
+
+
+def _r(x):
+    return None if x is None else round(float(x), 4)
+
+
+def _files(folder) -> list:
+    return sorted(p for p in folder.rglob("*.py")) if folder.is_dir() else []
+
+
+def _safe_version(problem: Problem) -> str | None:
+    try:
+        return problem.version
+    except Exception:
+        return None

@@ -1,0 +1,172 @@
+"""One test's verdict: what the child said about it, held against the reference's observations.
+
+Rules, in the order the events happened inside the test:
+- an observation that differs from the reference's (label, value) -> WA at the first one;
+- then how the test ended: passed -> AC if the stream matches in full (counts too) else WA;
+  timeout -> TLE; MemoryError -> MLE; an exception with a frame in the submission -> RE;
+  a failed assert, a non-JSON observation or another error in the test's own code -> WA;
+  skipped by the submission (but not by the reference) -> WA;
+- the child died during the test -> TLE / MLE / OLE (the sandbox's flags) or RE;
+- the test never started because the child died earlier -> NR (counts as failed).
+
+For hidden tests only the kind, the reference's label, a built-in exception name and a line
+number inside the submission leave this module; for public tests, text the child produced is
+shown after `Redactor` removed any line of the hidden tests or of the reference solution.
+"""
+
+from __future__ import annotations
+
+import builtins
+import signal as _signal
+
+from .compare import compare
+from .report import Failure, TestResult
+from .verdict import Verdict
+
+_BUILTIN_EXC = {n for n, v in vars(builtins).items()
+                if isinstance(v, type) and issubclass(v, BaseException)}
+_OWN_EXC = {"ObservationError", "JudgeTimeout"}
+MIN_SECRET = 20
+
+
+class Redactor:
+    """Removes from public text any line of the secret files (hidden tests, the reference
+    solution) that is not also in a file the student can see."""
+
+    def __init__(self, secret_texts: list[str], visible_texts: list[str]):
+        visible = {ln.strip() for t in visible_texts for ln in t.splitlines()}
+        self.secrets = sorted({ln.strip() for t in secret_texts for ln in t.splitlines()
+                               if len(ln.strip()) >= MIN_SECRET} - visible, key=len, reverse=True)
+
+    def __call__(self, text):
+        if not isinstance(text, str) or not text:
+            return text
+        for s in self.secrets:
+            if s in text:
+                text = text.replace(s, "[redacted]")
+        return text
+
+
+class Context:
+    """What judging a suite's tests needs besides the test itself."""
+
+    def __init__(self, run, *, hidden: bool, source: str, redact: Redactor, limits: dict):
+        self.run, self.hidden, self.redact, self.limits = run, hidden, redact, limits
+        self.n_lines = source.count("\n") + 1
+
+    def exc_type(self, name):
+        if not self.hidden:
+            return name
+        return name if name in _BUILTIN_EXC or name in _OWN_EXC else "Exception"
+
+    def line(self, n):
+        return n if isinstance(n, int) and 1 <= n <= self.n_lines else None
+
+    def text(self, s):
+        return None if self.hidden else self.redact(s)
+
+
+def death(run) -> tuple[Verdict, str, str]:
+    """(verdict, failure kind, message) for a child that ended during a test."""
+    if run.timed_out:
+        return Verdict.TLE, "timeout", "the run reached its wall-clock limit during this test"
+    if run.memory_exceeded:
+        return Verdict.MLE, "memory", "the run reached its memory limit during this test"
+    if run.output_exceeded:
+        return Verdict.OLE, "output", "the run printed more than its output limit"
+    if run.signal in (_signal.SIGXCPU,):
+        return Verdict.TLE, "timeout", "the run used up its CPU time during this test"
+    if run.signal:
+        try:
+            sig = _signal.Signals(run.signal).name
+        except ValueError:
+            sig = str(run.signal)
+        return Verdict.RE, "crash", f"the process was killed by {sig} during this test"
+    return Verdict.RE, "crash", (f"the process exited (status {run.returncode}) during this "
+                                 "test")
+
+
+def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
+               *, victim: bool) -> TestResult:
+    """`ref`: the reference's {outcome, observations, time_s}; `rec`: the child's TestRecord or
+    None; `victim`: this test was the one in progress (or next) when the child died."""
+    res = TestResult(name=name, suite=suite, verdict=Verdict.AC, weight=weight)
+    if ref["outcome"] == "skipped":
+        res.verdict = Verdict.SKIP
+        return res
+    if rec is None or rec.started_t is None:
+        if victim:
+            v, kind, msg = death(ctx.run)
+            res.verdict, res.failure = v, Failure(kind, message=msg, hidden=ctx.hidden)
+        else:
+            res.verdict = Verdict.NR
+            res.failure = Failure("not_run", message="not run: the process had ended",
+                                  hidden=ctx.hidden)
+        return res
+    fin = rec.finished
+    res.observations = len(rec.observations)
+    res.time_s = fin.get("duration_s") if fin else _elapsed(rec, ctx.run)
+    passed = fin is not None and fin["outcome"] == "passed"
+    div = compare(ref["observations"], rec.observations, partial=not passed)
+    if div is not None:
+        res.verdict = Verdict.WA
+        label = div.label if div.reason != "extra" or not ctx.hidden else "(an extra observation)"
+        res.failure = Failure("observation", label=label, hidden=ctx.hidden, index=div.index,
+                              expected=None if ctx.hidden else div.expected,
+                              got=None if ctx.hidden else div.got,
+                              path=None if ctx.hidden else div.path,
+                              message=None if ctx.hidden else div.describe())
+        return res
+    if fin is None:
+        v, kind, msg = death(ctx.run)
+        res.verdict, res.failure = v, Failure(kind, message=msg, hidden=ctx.hidden)
+        return res
+    if passed:
+        return res
+    outcome, kind = fin["outcome"], fin.get("kind")
+    if outcome == "skipped":
+        res.verdict = Verdict.WA
+        res.failure = Failure("skipped", message="the test was skipped; the reference ran it",
+                              hidden=ctx.hidden)
+        return res
+    if outcome == "timeout" or kind == "timeout":
+        limit = ctx.limits.get(name)
+        res.verdict = Verdict.TLE
+        res.failure = Failure("timeout", hidden=ctx.hidden, message=(
+            f"the test ran longer than its time limit ({limit:.1f}s)" if limit else
+            "the test ran longer than its time limit"))
+        return res
+    if outcome == "memory" or kind == "memory":
+        res.verdict, fkind = Verdict.MLE, "memory"
+    elif kind == "student":
+        res.verdict, fkind = Verdict.RE, "exception"
+    elif kind in ("assertion", "observe", "test"):
+        res.verdict, fkind = Verdict.WA, {"assertion": "assertion"}.get(kind, "exception")
+    else:
+        res.verdict, fkind = Verdict.RE, "exception"
+    res.failure = Failure(fkind, hidden=ctx.hidden, exc_type=ctx.exc_type(fin.get("exc_type")),
+                          line=ctx.line(fin.get("line")), where=ctx.text(fin.get("where")),
+                          message=ctx.text(fin.get("message")),
+                          traceback=ctx.text(fin.get("traceback")))
+    return res
+
+
+def _elapsed(rec, run) -> float | None:
+    end = run.spawn_t + run.wall_s
+    return max(0.0, end - rec.started_t) if rec.started_t else None
+
+
+def compile_error(info: dict, *, hidden: bool, source: str, redact: Redactor,
+                  context: str = "") -> dict:
+    """The report's `compile_error` from a child's compile_error / collect_error fields."""
+    n_lines = source.count("\n") + 1
+    line = info.get("line")
+    line = line if isinstance(line, int) and 1 <= line <= n_lines else None
+    exc = info.get("exc_type")
+    if hidden:
+        return {"exc_type": exc if exc in _BUILTIN_EXC else "Exception", "line": line,
+                "message": "your module failed to import while the hidden tests ran",
+                "traceback": None}
+    msg = redact(info.get("message"))
+    return {"exc_type": exc, "line": line, "message": f"{context}{msg}" if context else msg,
+            "traceback": redact(info.get("traceback"))}

@@ -1,0 +1,175 @@
+"""The reference's observations per problem version and device: computed once by running the
+same tests over the reference solution (sandboxed), then kept on disk and reused.
+
+    <cache>/judge/reference/<problem version>-<device>-<python>-<torch>.json
+    <cache> = $KVPRACTICE_CACHE or <repo>/.cache
+
+The files are private to the judge's user (mode 0600 in a 0700 folder), so a sandboxed child
+running as another user cannot read the expected values even without a private filesystem.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .environment import cache_tag
+from .problem import REPO_ROOT, Problem
+from .view import RUNNER_SRC
+
+SCHEMA = 1
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("KVPRACTICE_CACHE") or REPO_ROOT / ".cache")
+
+
+def runner_fingerprint() -> str:
+    """sha256 of the runner's sources: a new runner invalidates cached references."""
+    h = hashlib.sha256()
+    for p in sorted(RUNNER_SRC.glob("*.py")):
+        h.update(p.name.encode() + b"\0" + p.read_bytes())
+    return h.hexdigest()
+
+
+class ReferenceCache:
+    def __init__(self, root: str | os.PathLike | None = None):
+        self.dir = Path(root) if root is not None else cache_root() / "judge" / "reference"
+
+    def path(self, problem: Problem, device: str) -> Path:
+        return self.dir / f"{problem.version}-{cache_tag(device)}.json"
+
+    def load(self, problem: Problem, device: str) -> dict:
+        """The cached suites ({suite: data}) for this problem version and device, or {}."""
+        try:
+            data = json.loads(self.path(problem, device).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return {}
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA or \
+                data.get("runner") != runner_fingerprint():
+            return {}
+        suites = data.get("suites")
+        return suites if isinstance(suites, dict) else {}
+
+    def store(self, problem: Problem, device: str, suites: dict) -> None:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.dir, 0o700)
+        data = {"schema": SCHEMA, "runner": runner_fingerprint(), "problem": problem.name,
+                "version": problem.version, "device": device, "suites": suites}
+        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(data, f, separators=(",", ":"))
+            os.chmod(tmp, 0o600)
+            os.replace(tmp, self.path(problem, device))
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+
+    @contextlib.contextmanager
+    def lock(self, problem: Problem, device: str):
+        """Held while the reference is computed, so two workers do not both compute it."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.dir, 0o700)
+        path = self.dir / f".{problem.version[:16]}-{cache_tag(device)}.lock"
+        with open(path, "w") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
+# ---- computing the reference ----------------------------------------------------------------
+
+class ReferenceFailure(RuntimeError):
+    """The reference run did not pass cleanly: the problem's (or the judge's) fault."""
+
+
+def _check_reference(problem: Problem, suite: str, run) -> dict:
+    log = run.log
+    tail = run.output_tail(1500)
+    where = f"reference run of the {suite} suite of {problem.name}"
+    if run.sandbox_error:
+        raise ReferenceFailure(f"{where}: the sandbox failed: {run.sandbox_error}")
+    if log.runner_error:
+        raise ReferenceFailure(f"{where}: runner error: {log.runner_error}\n{tail}")
+    if log.compile_error:
+        ce = log.compile_error
+        raise ReferenceFailure(f"{where}: the reference does not import: {ce['exc_type']}: "
+                               f"{ce['message']}\n{ce.get('traceback') or ''}")
+    if log.import_timeout:
+        raise ReferenceFailure(f"{where}: importing the reference timed out")
+    for err in log.collect_errors:
+        raise ReferenceFailure(f"{where}: {err.get('file')} failed to import: "
+                               f"{err['exc_type']}: {err['message']}\n{err.get('traceback')}")
+    collected = log.collected or []
+    expected = {t.node for t in problem.tests(suite)}
+    found = {n.split("[", 1)[0] for n in collected}
+    if expected - found:
+        raise ReferenceFailure(f"{where}: tests not collected: {sorted(expected - found)}")
+    tests = []
+    for name in collected:
+        rec = log.tests.get(name)
+        if rec is None or rec.finished is None:
+            state = "did not finish" if rec else "did not run"
+            why = ("timed out" if run.timed_out else "ran out of memory" if run.memory_exceeded
+                   else "printed too much" if run.output_exceeded else
+                   f"exit status {run.returncode}, signal {run.signal}")
+            raise ReferenceFailure(f"{where}: {name} {state} ({why})\n{tail}")
+        fin = rec.finished
+        if fin["outcome"] not in ("passed", "skipped"):
+            raise ReferenceFailure(f"{where}: {name} {fin['outcome']}: {fin['exc_type']}: "
+                                   f"{fin['message']} at {fin.get('where')}\n"
+                                   f"{fin.get('traceback') or ''}")
+        tests.append({"name": f"{suite}/{name}", "outcome": fin["outcome"],
+                      "observations": rec.observations, "time_s": fin.get("duration_s") or 0.0})
+    return {"tests": tests, "import_s": log.import_s or 0.0, "start_s": run.start_s or 0.0,
+            "wall_s": run.wall_s}
+
+
+def compute_reference(problem: Problem, suite: str, device: str) -> dict:
+    from .suite_run import run_suite
+    from .view import View
+
+    source = problem.reference_path.read_text(encoding="utf-8")
+    with View(problem) as view:
+        if suite not in view.tests:
+            return {"tests": [], "import_s": 0.0, "start_s": 0.0, "wall_s": 0.0}
+        sub = view.submission("reference", source)
+        lim = problem.limits
+        run = run_suite(problem, view, run=f"ref-{suite}", suite=suite, submission=sub,
+                        targets=[f.name for f in problem.test_files(suite)], test_limits={},
+                        default_limit=lim.wall_s, import_limit=lim.wall_s, device=device)
+        return _check_reference(problem, suite, run)
+
+
+def get_reference(problem: Problem, suites: list[str], device: str, *,
+                  cache: ReferenceCache | None = None, parallel: bool = True
+                  ) -> tuple[dict, bool]:
+    """({suite: reference data}, whether every suite came from the cache).
+    Raises ReferenceFailure when the reference run fails."""
+    cache = cache or ReferenceCache()
+    have = cache.load(problem, device)
+    if all(s in have for s in suites):
+        return {s: have[s] for s in suites}, True
+    with cache.lock(problem, device):
+        have = cache.load(problem, device)  # another worker may have finished meanwhile
+        missing = [s for s in suites if s not in have]
+        if missing:
+            if parallel and len(missing) > 1:
+                from concurrent.futures import ThreadPoolExecutor
+                with ThreadPoolExecutor(len(missing)) as pool:
+                    done = dict(zip(missing, pool.map(
+                        lambda s: compute_reference(problem, s, device), missing)))
+            else:
+                done = {s: compute_reference(problem, s, device) for s in missing}
+            have = {**have, **done}
+            cache.store(problem, device, have)
+    return {s: have[s] for s in suites}, not missing

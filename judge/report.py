@@ -1,0 +1,104 @@
+"""The result of one grading: per-test results, the verdict, the score, timings, provenance.
+`Report.to_dict()` is the JSON every front end shows (schema_version 1).
+
+Per-test verdicts are the overall ones (AC WA RE TLE MLE OLE) plus NR (not run: the child died
+before the test started; counts as failed) and SKIP (skipped by the reference too; not scored).
+
+A hidden test's failure carries only: kind, and either the observation's label or the exception
+type and the line in the submission. Those are the only fields put into it in the first place
+(see grading.py), so nothing else can leak through a front end.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from .verdict import Verdict
+
+SCHEMA_VERSION = 1
+HIDDEN_FIELDS = ("kind", "label", "exc_type", "line")
+
+
+@dataclass
+class Failure:
+    kind: str                     # observation | exception | assertion | timeout | memory |
+    #                               output | crash | not_run | compile
+    label: str | None = None      # the observation's label (from the reference)
+    expected: Any = None
+    got: Any = None
+    path: str | None = None       # where in the value: "[2]['k']"
+    index: int | None = None      # which observation (0-based)
+    exc_type: str | None = None
+    line: int | None = None       # line in the submission file
+    where: str | None = None      # file:line in the test file (public only)
+    message: str | None = None
+    traceback: str | None = None
+    hidden: bool = False
+
+    def to_dict(self) -> dict:
+        d = {k: v for k, v in self.__dict__.items() if k != "hidden"}
+        if self.hidden:
+            d = {k: d[k] for k in HIDDEN_FIELDS}
+        return d
+
+
+@dataclass
+class TestResult:
+    name: str
+    suite: str
+    verdict: Verdict
+    time_s: float | None = None
+    weight: float = 1.0
+    failure: Failure | None = None
+    observations: int = 0         # how many the submission recorded
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "suite": self.suite, "verdict": str(self.verdict),
+                "time_s": None if self.time_s is None else round(self.time_s, 4),
+                "weight": self.weight, "observations": self.observations,
+                "failure": self.failure.to_dict() if self.failure else None}
+
+
+@dataclass
+class Report:
+    verdict: Verdict
+    score: float
+    problem: dict
+    submission: dict
+    tests: list[TestResult] = field(default_factory=list)
+    compile_error: dict | None = None
+    timings: dict = field(default_factory=dict)
+    provenance: dict = field(default_factory=dict)
+    output: str | None = None      # the tail of what the public run printed (public only)
+    ie_cause: str | None = None    # why the judge failed: logged and for instructors, never
+    #                                 part of to_dict()
+
+    @property
+    def first_failure(self) -> dict | None:
+        for t in self.tests:
+            if t.verdict.counts and not t.verdict.passed and t.verdict is not Verdict.NR:
+                d = {"test": t.name, "verdict": str(t.verdict)}
+                d.update(t.failure.to_dict() if t.failure else {})
+                return d
+        return None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is Verdict.AC
+
+    def to_dict(self) -> dict:
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "verdict": str(self.verdict),
+            "score": round(self.score, 6),
+            "problem": dict(self.problem),
+            "submission": dict(self.submission),
+            "tests": [t.to_dict() for t in self.tests],
+            "first_failure": self.first_failure,
+            "compile_error": self.compile_error,
+            "internal_error": "internal error" if self.verdict is Verdict.IE else None,
+            "output": self.output,
+            "timings": dict(self.timings),
+            "provenance": dict(self.provenance),
+        }

@@ -1,0 +1,184 @@
+"""Reading what a sandboxed child wrote: its JSON-lines results file, trusted for nothing.
+
+Every field is type-checked; malformed lines are dropped; sizes are capped. What comes out is
+"what the child said", to be compared with the reference by the parent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Any
+
+MAX_RESULTS_BYTES = 64 * 1024 * 1024
+MAX_OBSERVATIONS = 100_000
+MAX_TEXT = 4000
+
+
+def read_capped(path: str | os.PathLike, offset: int = 0,
+                cap: int = MAX_RESULTS_BYTES) -> bytes:
+    """Bytes of a regular file written by the child (never follows a symlink, never blocks on a
+    FIFO), from `offset`, at most `cap` bytes in all."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks, left = [], max(0, cap - offset)
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _str(v, limit: int = MAX_TEXT) -> str | None:
+    if not isinstance(v, str):
+        return None
+    return v if len(v) <= limit else v[:limit] + " ..."
+
+
+def _num(v) -> float | None:
+    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+
+
+def _int(v) -> int | None:
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+@dataclass
+class TestRecord:
+    name: str
+    started_t: float | None = None
+    limit_s: float | None = None
+    observations: list[dict] = field(default_factory=list)
+    finished: dict | None = None      # outcome, kind, exc_type, message, line, where, ...
+
+    @property
+    def outcome(self) -> str | None:
+        return self.finished["outcome"] if self.finished else None
+
+    @property
+    def duration_s(self) -> float | None:
+        return self.finished.get("duration_s") if self.finished else None
+
+
+@dataclass
+class ChildLog:
+    started_t: float | None = None
+    import_s: float | None = None
+    imported_t: float | None = None
+    compile_error: dict | None = None
+    import_timeout: bool = False
+    collected: list[str] | None = None
+    collect_errors: list[dict] = field(default_factory=list)
+    tests: dict[str, TestRecord] = field(default_factory=dict)
+    order: list[str] = field(default_factory=list)   # tests in the order they started
+    finished: dict | None = None
+    runner_error: str | None = None
+    n_observations: int = 0
+    _rest: bytes = b""
+
+    def feed(self, data: bytes) -> list[dict]:
+        """Adds bytes read from the results file; returns the well-formed events in them."""
+        data = self._rest + data
+        *lines, self._rest = data.split(b"\n")
+        events = []
+        for line in lines:
+            try:
+                ev = json.loads(line)
+            except (ValueError, RecursionError):
+                continue
+            if isinstance(ev, dict) and isinstance(ev.get("ev"), str) and self._apply(ev):
+                events.append(ev)
+        return events
+
+    def record(self, name: str) -> TestRecord:
+        rec = self.tests.get(name)
+        if rec is None:
+            rec = self.tests[name] = TestRecord(name)
+        return rec
+
+    def _apply(self, ev: dict) -> bool:
+        kind = ev["ev"]
+        if kind == "start":
+            self.started_t = _num(ev.get("t"))
+        elif kind == "imported":
+            self.import_s, self.imported_t = _num(ev.get("import_s")), _num(ev.get("t"))
+        elif kind == "compile_error":
+            if self.compile_error is None:
+                self.compile_error = _error_fields(ev)
+        elif kind == "import_timeout":
+            self.import_timeout = True
+        elif kind == "collected":
+            tests = ev.get("tests")
+            if isinstance(tests, list) and self.collected is None:
+                self.collected = [t for t in tests if isinstance(t, str)]
+        elif kind == "collect_error":
+            info = _error_fields(ev)
+            info["file"] = _str(ev.get("file"), 300)
+            self.collect_errors.append(info)
+        elif kind in ("test_started", "observation", "test_finished"):
+            name = ev.get("test")
+            if not isinstance(name, str) or len(name) > 1000:
+                return False
+            return self._apply_test(kind, name, ev)
+        elif kind == "finished":
+            if self.finished is None:
+                self.finished = {"t": _num(ev.get("t")), "tests_s": _num(ev.get("tests_s")),
+                                 "torch": _str(ev.get("torch"), 100),
+                                 "gpu_name": _str(ev.get("gpu_name"), 200)}
+        elif kind == "runner_error":
+            self.runner_error = _str(ev.get("message")) or "runner error"
+        else:
+            return False
+        return True
+
+    def _apply_test(self, kind: str, name: str, ev: dict) -> bool:
+        rec = self.record(name)
+        if kind == "test_started":
+            if rec.started_t is not None:
+                return False
+            rec.started_t, rec.limit_s = _num(ev.get("t")) or 0.0, _num(ev.get("limit_s"))
+            self.order.append(name)
+        elif kind == "observation":
+            if rec.finished is not None or self.n_observations >= MAX_OBSERVATIONS:
+                return False
+            label = ev.get("label")
+            if not isinstance(label, str) or "value" not in ev:
+                return False
+            rec.observations.append({"label": label[:200], "value": ev["value"]})
+            self.n_observations += 1
+        else:
+            if rec.finished is not None:
+                return False
+            outcome = ev.get("outcome")
+            if outcome not in ("passed", "failed", "error", "skipped", "timeout", "memory"):
+                return False
+            info = _error_fields(ev)
+            info.update(outcome=outcome, kind=_str(ev.get("kind"), 20),
+                        where=_str(ev.get("where"), 300), duration_s=_num(ev.get("duration_s")))
+            rec.finished = info
+        return True
+
+    @property
+    def running(self) -> str | None:
+        """The test that started last and never finished, if any."""
+        for name in reversed(self.order):
+            if self.tests[name].finished is None:
+                return name
+        return None
+
+
+def _error_fields(ev: dict) -> dict[str, Any]:
+    return {"exc_type": _str(ev.get("exc_type"), 200), "message": _str(ev.get("message")),
+            "line": _int(ev.get("line")), "traceback": _str(ev.get("traceback"))}

@@ -1,0 +1,12 @@
+"""The judge's runner: the code that runs INSIDE the sandbox.
+
+It is copied into each sandbox view as the package ``judge_runner`` and started with
+``python -P -s -m judge_runner ...``. It is self-contained on purpose: it imports only the
+standard library and pytest, never the rest of ``judge``, and all of its modules use relative
+imports so they work under either package name.
+
+It writes plain JSON lines to a results file (see ``events.py`` for the vocabulary). The parent
+trusts none of it beyond "this is what the child said": expected values never enter the child.
+"""
+
+PROTOCOL_VERSION = 1

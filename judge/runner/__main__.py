@@ -1,0 +1,128 @@
+"""Entry point inside the sandbox:
+
+    python -P -s -m judge_runner --results results.jsonl --module lru \
+        --submission /view/sub/lru.py --suite-dir /view/tests/public \
+        [--limits limits.json] [--default-limit 60] [--import-limit 60] TARGET...
+
+TARGETs are test files or node ids (``test_lru.py::test_get``) relative to --suite-dir.
+Exit status: 0 when the run completed (whatever the tests did), 3 on a compile error,
+124 on a timeout, 70 when the runner itself failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import importlib
+import json
+import os
+import platform
+import signal
+import sys
+import threading
+import time
+
+from . import plugin
+from .errors import describe_import_error
+from .events import EventWriter, now
+
+EXIT_COMPILE_ERROR = 3
+EXIT_TIMEOUT = 124
+EXIT_RUNNER_ERROR = 70
+
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(prog="judge_runner")
+    p.add_argument("--results", required=True)
+    p.add_argument("--module", required=True)
+    p.add_argument("--submission", required=True)
+    p.add_argument("--suite-dir", required=True)
+    p.add_argument("--limits")
+    p.add_argument("--default-limit", type=float, default=60.0)
+    p.add_argument("--import-limit", type=float, default=60.0)
+    p.add_argument("targets", nargs="+")
+    return p.parse_args(argv)
+
+
+def import_submission(args, writer: EventWriter) -> bool:
+    """Imports the student's module under a time limit; False (and an event) if it fails."""
+    done = threading.Event()
+
+    def watchdog():
+        if not done.wait(args.import_limit + plugin.GRACE_S):
+            writer.emit("import_timeout", wait=0.5, t=now(), limit_s=args.import_limit)
+            os._exit(EXIT_TIMEOUT)
+
+    threading.Thread(target=watchdog, daemon=True).start()
+    t0 = time.perf_counter()
+    try:
+        signal.setitimer(signal.ITIMER_REAL, args.import_limit)
+        importlib.import_module(args.module)
+    except plugin.JudgeTimeout:
+        writer.emit("import_timeout", t=now(), limit_s=args.import_limit)
+        return False
+    except BaseException as exc:  # anything at import time: the file does not import
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        info = describe_import_error(exc, exc.__traceback__, args.submission)
+        writer.emit("compile_error", t=now(), **info)
+        return False
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        done.set()
+    writer.emit("imported", t=now(), import_s=round(time.perf_counter() - t0, 6))
+    return True
+
+
+def pytest_args(args) -> list[str]:
+    suite = os.path.abspath(args.suite_dir)
+    targets = [os.path.join(suite, t) for t in args.targets]
+    return [
+        "-c", os.devnull, "--rootdir", suite, "--confcutdir", suite,
+        "-p", "no:cacheprovider", "-p", "no:terminal", "-p", "no:stepwise",
+        "-p", "no:pastebin", "-p", "no:junitxml", "-p", "no:doctest", "-p", "no:faulthandler",
+        "-s", "-o", "python_functions=test_*", "-o", "python_classes=Test*",
+        "-W", "ignore::pytest.PytestAssertRewriteWarning",
+        *targets,
+    ]
+
+
+def main(argv=None) -> int:
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    writer = EventWriter(args.results)
+    try:
+        faulthandler.enable(file=sys.stderr)
+        writer.emit("start", t=now(), python=platform.python_version(), pid=os.getpid())
+        S = plugin.S
+        S.writer, S.submission = writer, os.path.abspath(args.submission)
+        S.suite_dir = os.path.abspath(args.suite_dir)
+        S.default_limit = args.default_limit
+        if args.limits:
+            with open(args.limits, encoding="utf-8") as f:
+                S.limits = {str(k): float(v) for k, v in json.load(f).items()}
+        plugin.start_watchdog()
+        if not import_submission(args, writer):
+            return EXIT_COMPILE_ERROR
+        import pytest
+
+        t0 = time.perf_counter()
+        code = pytest.main(pytest_args(args), plugins=[plugin])
+    except BaseException as exc:  # the runner's own fault
+        writer.emit("runner_error", message=f"{type(exc).__name__}: {exc}")
+        return EXIT_RUNNER_ERROR
+    torch = sys.modules.get("torch")
+    gpu = None
+    if torch is not None and os.environ.get("JUDGE_DEVICE") == "cuda":
+        try:
+            gpu = torch.cuda.get_device_name(0)
+        except Exception:
+            gpu = None
+    writer.emit("finished", t=now(), tests_s=round(time.perf_counter() - t0, 6),
+                exit_code=int(code), torch=getattr(torch, "__version__", None), gpu_name=gpu)
+    if int(code) in (3, 4):  # pytest: internal error / usage error
+        writer.emit("runner_error", message=f"pytest exited with status {int(code)}")
+        return EXIT_RUNNER_ERROR
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

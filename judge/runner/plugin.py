@@ -1,0 +1,163 @@
+"""The pytest plugin loaded inside the sandbox: the `observe` and `device` fixtures, per-test
+time limits, and one `test_started` / `observation` / `test_finished` line per event."""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from .errors import JudgeTimeout, describe
+from .events import EventWriter, check_label, now, to_json_data
+
+GRACE_S = 1.0  # after the soft timeout, how long before the watchdog ends the process
+
+
+class Session:
+    """What the plugin needs to know; set up by __main__ before pytest starts."""
+
+    writer: EventWriter
+    submission: str
+    suite_dir: str
+    limits: dict[str, float] = {}
+    default_limit: float = 60.0
+    current: str | None = None
+    started_at: float = 0.0
+    deadline: float | None = None  # for the watchdog (monotonic), None when no test runs
+    count = 0
+
+
+S = Session()
+
+
+def test_name(item) -> str:
+    rel = os.path.relpath(str(item.path), S.suite_dir).replace(os.sep, "/")
+    rest = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else item.name
+    return f"{rel}::{rest}"
+
+
+def limit_for(name: str) -> float:
+    if name in S.limits:
+        return S.limits[name]
+    base = name.split("[", 1)[0]
+    return S.limits.get(base, S.default_limit)
+
+
+# ---- fixtures -----------------------------------------------------------------------------
+
+class Observer:
+    def __init__(self, name: str):
+        self._name = name
+        self._i = 0
+
+    def __call__(self, label, value) -> None:
+        label = check_label(label)
+        data = to_json_data(value)
+        S.writer.emit("observation", test=self._name, i=self._i, label=label, value=data)
+        self._i += 1
+
+
+@pytest.fixture
+def observe(request):
+    """observe(label, value): record what the code under test did; value must be JSON data."""
+    return Observer(test_name(request.node))
+
+
+@pytest.fixture(scope="session")
+def device():
+    """The device the judge runs on: "cpu" or "cuda"."""
+    return os.environ.get("JUDGE_DEVICE", "cpu")
+
+
+# ---- timers -------------------------------------------------------------------------------
+
+def _on_alarm(signum, frame):
+    raise JudgeTimeout(f"the test ran longer than its time limit ({limit_for(S.current or '')}s)")
+
+
+def _watchdog() -> None:
+    while True:
+        time.sleep(0.05)
+        deadline, name = S.deadline, S.current
+        if deadline is not None and name is not None and time.monotonic() > deadline:
+            S.writer.emit("test_finished", wait=0.5, test=name, outcome="timeout", phase="call",
+                          kind="timeout", exc_type="JudgeTimeout", message="time limit exceeded",
+                          line=None, where=None, traceback="",
+                          duration_s=round(now() - S.started_at, 6))
+            os._exit(124)
+
+
+def start_watchdog() -> None:
+    signal.signal(signal.SIGALRM, _on_alarm)
+    threading.Thread(target=_watchdog, name="judge-watchdog", daemon=True).start()
+
+
+def arm(limit: float) -> None:
+    S.deadline = time.monotonic() + limit + GRACE_S
+    signal.setitimer(signal.ITIMER_REAL, limit)
+
+
+def disarm() -> None:
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    S.deadline = None
+
+
+# ---- hooks --------------------------------------------------------------------------------
+
+def pytest_collection_finish(session):
+    S.writer.emit("collected", tests=[test_name(i) for i in session.items])
+
+
+def pytest_exception_interact(node, call, report):
+    if isinstance(node, pytest.Item) or call.excinfo is None:
+        return
+    info = describe(call.excinfo.value, call.excinfo.tb, S.submission, S.suite_dir)
+    path = getattr(node, "path", None)
+    rel = os.path.relpath(str(path), S.suite_dir) if path else str(node.nodeid)
+    S.writer.emit("collect_error", file=rel.replace(os.sep, "/"), **info)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    state = item.stash.setdefault(_STATE, {"failure": None, "skipped": False})
+    if report.skipped and call.when in ("setup", "call"):
+        state["skipped"] = True
+    elif report.failed and state["failure"] is None and call.excinfo is not None:
+        info = describe(call.excinfo.value, call.excinfo.tb, S.submission, S.suite_dir)
+        info["phase"] = call.when
+        state["failure"] = info
+    return report
+
+
+_STATE = pytest.StashKey[dict]()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item, nextitem):
+    name = test_name(item)
+    limit = limit_for(name)
+    S.current, S.started_at = name, now()
+    S.writer.emit("test_started", test=name, t=S.started_at, limit_s=limit)
+    arm(limit)
+    try:
+        return (yield)
+    finally:
+        disarm()
+        duration = now() - S.started_at
+        state = item.stash.get(_STATE, {"failure": None, "skipped": False})
+        failure = state["failure"]
+        if failure is not None:
+            outcome = {"timeout": "timeout", "memory": "memory"}.get(
+                failure["kind"], "failed" if failure["phase"] == "call" else "error")
+            S.writer.emit("test_finished", test=name, outcome=outcome,
+                          duration_s=round(duration, 6), **failure)
+        else:
+            S.writer.emit("test_finished", test=name,
+                          outcome="skipped" if state["skipped"] else "passed",
+                          duration_s=round(duration, 6))
+        S.current = None
+        S.count += 1

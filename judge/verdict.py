@@ -1,0 +1,59 @@
+"""Verdicts: the overall vocabulary, the per-test extras, and which one wins."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class Verdict(str, Enum):
+    AC = "AC"    # accepted
+    WA = "WA"    # wrong answer: an observation differs, or an assertion in a test failed
+    RE = "RE"    # runtime error: an exception from the submission, or the process died
+    TLE = "TLE"  # time limit exceeded
+    MLE = "MLE"  # memory limit exceeded
+    OLE = "OLE"  # output limit exceeded
+    CE = "CE"    # the submission does not import
+    IE = "IE"    # internal error: the judge's own fault, never the student's
+    # per-test only
+    NR = "NR"    # not run: the process died before this test started (counts as failed)
+    SKIP = "SKIP"  # skipped in the reference run too (does not count)
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def passed(self) -> bool:
+        return self is Verdict.AC
+
+    @property
+    def counts(self) -> bool:
+        """Whether the test is part of the score."""
+        return self is not Verdict.SKIP
+
+
+NAMES = {
+    "en": {"AC": "accepted", "WA": "wrong answer", "RE": "runtime error",
+           "TLE": "time limit exceeded", "MLE": "memory limit exceeded",
+           "OLE": "output limit exceeded", "CE": "does not import (compile error)",
+           "IE": "internal error", "NR": "not run", "SKIP": "skipped"},
+    "zh": {"AC": "通过", "WA": "答案错误", "RE": "运行错误", "TLE": "超出时间限制",
+           "MLE": "超出内存限制", "OLE": "输出超限", "CE": "无法导入（编译错误）",
+           "IE": "评测系统内部错误", "NR": "未运行", "SKIP": "已跳过"},
+}
+
+
+def describe(verdict: Verdict | str, lang: str = "en") -> str:
+    return NAMES.get(lang, NAMES["en"])[str(verdict)]
+
+
+def overall(tests_in_order, *, compile_error: bool = False, internal_error: bool = False) -> Verdict:
+    """IE, then CE, then the first failing test's verdict (suite order, file order), else AC."""
+    if internal_error:
+        return Verdict.IE
+    if compile_error:
+        return Verdict.CE
+    for v in tests_in_order:
+        v = Verdict(v)
+        if v.counts and not v.passed:
+            return v
+    return Verdict.AC
