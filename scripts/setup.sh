@@ -53,8 +53,13 @@ want="$(cat pyproject.toml | sha256sum | cut -c1-16)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing Python packages into .venv (torch from the local wheel when there is one)"
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null 2>&1 || true
-  .venv/bin/python -m pip install -q "torch==2.13.0"
-  .venv/bin/python -m pip install -q -e ".[test]"
+  pip_log=.venv/pip-install.log
+  if ! { .venv/bin/python -m pip install -q "torch==2.13.0" &&
+         .venv/bin/python -m pip install -q -e ".[test]"; } >"$pip_log" 2>&1; then
+    cat "$pip_log" >&2
+    log "pip install failed (log above, also in $pip_log)"
+    exit 1
+  fi
   echo "$want" > "$stamp"
 fi
 
