@@ -63,6 +63,8 @@ def front_end_build(static_dir=STATIC_DIR) -> dict:
         missing.append("web/static/vendor/manifest.json")
     wheels = [f"/static/vendor/wheels/{w}" for w in manifest.get("wheels", [])
               if (vendor / "wheels" / w).is_file()]
+    editor_wheels = [f"/static/vendor/wheels/{w}" for w in manifest.get("editor_wheels", [])
+                     if (vendor / "wheels" / w).is_file()]
     if len(wheels) != len(manifest.get("wheels", [])):
         missing.append("web/static/vendor/wheels/*.whl")
 
@@ -76,6 +78,7 @@ def front_end_build(static_dir=STATIC_DIR) -> dict:
             "worker_url": v("dist/worker.js"), "problem_js": v("dist/problem.js"),
             "submission_js": v("dist/submission.js"), "css": v("dist/app.css"),
             "pyodide_url": "/static/vendor/pyodide/", "wheels": wheels,
+            "editor_wheels": editor_wheels,
             "pyodide_version": manifest.get("pyodide_version")}
 
 

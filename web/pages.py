@@ -121,7 +121,8 @@ def problem_page(request: Request, ref: str):
         "problem": p.id, "slug": p.slug, "module": p.module, "browser": p.browser,
         "download_name": f"{p.id}-{p.slug}.py", "api": f"/api/problems/{p.id}",
         "worker": ctx.build.get("worker_url"), "pyodide": ctx.build.get("pyodide_url"),
-        "wheels": ctx.build.get("wheels", []), "timeout_s": ctx.settings.browser_run_timeout_s,
+        "wheels": ctx.build.get("wheels", []),
+        "editor_wheels": ctx.build.get("editor_wheels", []), "timeout_s": ctx.settings.browser_run_timeout_s,
         "max_code_bytes": ctx.settings.max_code_bytes, "lang": pick_lang(request),
     }
     return render(request, "problem.html", p=p, statements=statements,

@@ -1,0 +1,235 @@
+// The problem page: the editor, Run (public tests in the page's Python) and Submit (the server).
+import { EditorView, basicSetup } from "codemirror";
+import { python, pythonLanguage } from "@codemirror/lang-python";
+import { keymap } from "@codemirror/view";
+import { Prec } from "@codemirror/state";
+import { indentUnit } from "@codemirror/language";
+import { indentWithTab } from "@codemirror/commands";
+import { linter, lintGutter } from "@codemirror/lint";
+import { PyWorker } from "./pyworker.js";
+import { signatureHelp } from "./signature.js";
+import { LiveProgress, followSubmission, renderReport, el } from "./render.js";
+
+const config = JSON.parse(document.getElementById("config").textContent);
+const starter = JSON.parse(document.getElementById("starter").textContent);
+const draftKey = `kvp:draft:${config.problem}`;
+const $ = (id) => document.getElementById(id);
+const results = $("results");
+const statusLine = $("py-status");
+const runBtn = $("run");
+const submitBtn = $("submit");
+
+// Timings the end-to-end test reads (and a curious student can too).
+const timings = (window.kvpTimings = { pageStartMs: performance.timeOrigin });
+
+let problem = null; // GET /api/problems/{id}
+const py = new PyWorker(config, {
+  onStatus: (text) => (statusLine.textContent = text),
+  onReady: (ms) => {
+    timings.pythonReadyMs = performance.now();
+    timings.workerInitMs = ms;
+    statusLine.textContent = `Python ready (${(performance.now() / 1000).toFixed(1)} s after the page opened)`;
+    statusLine.classList.add("ready");
+    if (problem) py.setFiles(problem.module, problem.handbook);
+    updateRunButton();
+  },
+  onEditorReady: (ms) => {
+    timings.editorReadyMs = performance.now();
+    statusLine.textContent += " · completion ready";
+  },
+  onFatal: (message) => {
+    statusLine.textContent = `Python could not start in this browser: ${message}. Submit still works.`;
+    statusLine.classList.add("error");
+  },
+});
+
+// ------------------------------------------------------------------ the editor
+
+let saveTimer = null;
+const view = new EditorView({
+  doc: localStorage.getItem(draftKey) ?? starter,
+  parent: $("editor"),
+  extensions: [
+    basicSetup,
+    python(),
+    indentUnit.of("    "),
+    keymap.of([indentWithTab]),
+    Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => (runTests(), true) }, { key: "Mod-s", run: () => (saveDraft(), true) }])),
+    pythonLanguage.data.of({ autocomplete: jediCompletions }),
+    linter(syntaxErrors, { delay: 400 }),
+    lintGutter(),
+    signatureHelp(py),
+    EditorView.updateListener.of((u) => {
+      if (u.docChanged) {
+        clearTimeout(saveTimer);
+        saveTimer = setTimeout(saveDraft, 400);
+      }
+    }),
+  ],
+});
+window.kvpEditor = view;
+
+function code() {
+  return view.state.doc.toString();
+}
+function setCode(text) {
+  view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
+}
+function saveDraft() {
+  const text = code();
+  if (text === starter) localStorage.removeItem(draftKey);
+  else localStorage.setItem(draftKey, text);
+}
+
+async function jediCompletions(ctx) {
+  const word = ctx.matchBefore(/[\w.]*/);
+  if (!py.editorReady || (!ctx.explicit && (!word || word.from === word.to))) return null;
+  const pos = ctx.pos;
+  const line = ctx.state.doc.lineAt(pos);
+  const items = await py.ask("complete", { code: ctx.state.doc.toString(), line: line.number, col: pos - line.from }, 1500);
+  if (!items || !items.length) return null;
+  const dot = word.text.lastIndexOf(".");
+  return {
+    from: dot >= 0 ? word.from + dot + 1 : word.from,
+    options: items.map((c) => ({ label: c.label, type: { statement: "keyword", param: "variable", instance: "variable", path: "text" }[c.type] || c.type })),
+    validFor: /^\w*$/,
+  };
+}
+
+async function syntaxErrors(v) {
+  if (!py.ready) return [];
+  const doc = v.state.doc;
+  const found = await py.ask("lint", { code: doc.toString() }, 1500);
+  return (found || []).map((e) => {
+    const line = doc.line(Math.min(Math.max(1, e.line), doc.lines));
+    const from = Math.min(line.from + Math.max(0, e.col - 1), line.to);
+    let to = e.end_line === e.line ? Math.min(line.from + Math.max(0, e.end_col - 1), line.to) : line.to;
+    if (to <= from) to = Math.min(from + 1, doc.length);
+    return { from, to: Math.max(to, from), severity: "error", message: `SyntaxError: ${e.message}` };
+  });
+}
+
+// ------------------------------------------------------------------ problem data
+
+async function loadProblem() {
+  const r = await fetch(config.api);
+  problem = await r.json();
+  timings.problemLoadedMs = performance.now();
+  if (py.ready) py.setFiles(problem.module, problem.handbook);
+  updateRunButton();
+}
+
+function updateRunButton() {
+  runBtn.disabled = !(py.ready && problem && config.browser && !py.busy);
+  if (!config.browser) runBtn.title = "This problem's tests need the server: use Submit";
+}
+
+// ------------------------------------------------------------------ Run
+
+async function runTests() {
+  if (runBtn.disabled) return;
+  runBtn.disabled = true;
+  const started = performance.now();
+  results.replaceChildren(el("div", { class: "live-status" }, "Running the public tests in your browser…"));
+  const spec = {
+    module: problem.module,
+    source: code(),
+    tests: problem.public_tests,
+    handbook: problem.handbook,
+    expected: problem.public_expectations,
+  };
+  const out = await py.run(spec, config.timeout_s);
+  timings.lastRunMs = performance.now() - started;
+  const box = el("div", { class: "run-result" });
+  results.replaceChildren(box);
+  if (out.timedOut) {
+    renderReport(box, {
+      verdict: "TLE",
+      tests: [],
+      first_failure: { message: `Stopped after ${config.timeout_s} s: the code did not finish (an endless loop?). Python was restarted.` },
+    }, { origin: "browser" });
+  } else if (out.error) {
+    renderReport(box, { verdict: "IE", tests: [], first_failure: { message: `The page's Python failed: ${out.error}` } }, { origin: "browser" });
+  } else {
+    const note = problem.public_expectations
+      ? null
+      : "The reference's observations are not available, so only the tests' own assertions were checked.";
+    renderReport(box, out.result, { origin: "browser", note });
+  }
+  box.dataset.done = "1";
+  updateRunButton();
+}
+
+// ------------------------------------------------------------------ Submit
+
+async function submit() {
+  const text = code();
+  const size = new TextEncoder().encode(text).length;
+  if (size > config.max_code_bytes) {
+    results.replaceChildren(el("p", { class: "banner warn" }, `The code is ${size} bytes; the limit is ${config.max_code_bytes}.`));
+    return;
+  }
+  submitBtn.disabled = true;
+  saveDraft();
+  const started = performance.now();
+  try {
+    const r = await fetch("/api/submissions", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ problem: config.problem, code: text }),
+    });
+    const body = await r.json();
+    if (r.status !== 202) {
+      results.replaceChildren(el("p", { class: "banner warn" }, (body.error && body.error.message) || `HTTP ${r.status}`));
+      return;
+    }
+    const box = el("div", { class: "submit-result" });
+    const link = el("p", { class: "sub-link" }, "Submission ", el("a", { href: body.url }, `#${body.id}`), " · the server's verdict counts");
+    const live = el("div");
+    results.replaceChildren(link, live, box);
+    const progress = new LiveProgress(live);
+    progress.setStatus(`queued, position ${body.queue_position ?? "?"}`);
+    const data = await followSubmission(body.id, progress);
+    timings.lastSubmitMs = performance.now() - started;
+    live.remove();
+    renderReport(box, data.report, { origin: "server" });
+    box.dataset.done = "1";
+  } catch (e) {
+    results.replaceChildren(el("p", { class: "banner warn" }, `Submit failed: ${e}`));
+  } finally {
+    submitBtn.disabled = false;
+  }
+}
+
+// ------------------------------------------------------------------ buttons
+
+runBtn.addEventListener("click", runTests);
+submitBtn.addEventListener("click", submit);
+$("download").addEventListener("click", () => {
+  const blob = new Blob([code()], { type: "text/x-python" });
+  const a = el("a", { href: URL.createObjectURL(blob), download: config.download_name });
+  document.body.append(a);
+  a.click();
+  setTimeout(() => (URL.revokeObjectURL(a.href), a.remove()), 1000);
+});
+$("reset").addEventListener("click", () => {
+  if (code() === starter || confirm("Replace your code with the starter? Your draft is lost.")) {
+    setCode(starter);
+    localStorage.removeItem(draftKey);
+  }
+});
+for (const a of document.querySelectorAll("[data-stmt-lang]")) {
+  a.addEventListener("click", (ev) => {
+    ev.preventDefault();
+    const lang = a.dataset.stmtLang;
+    for (const s of document.querySelectorAll(".statement")) s.hidden = s.dataset.lang !== lang;
+    for (const b of document.querySelectorAll("[data-stmt-lang]")) b.classList.toggle("active", b === a);
+    document.cookie = `kvp_lang=${lang}; path=/; max-age=31536000; samesite=lax`;
+  });
+}
+py.onBusy = updateRunButton;
+if (!config.browser) {
+  statusLine.textContent = "This problem's tests need torch: Run is off, Submit grades it on the server.";
+}
+loadProblem();
+if (config.browser) py.start();

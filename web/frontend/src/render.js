@@ -1,0 +1,228 @@
+// Renders a Report (the grading core's JSON, or the page runner's look-alike) and live progress.
+// The same markup for Run (in the page) and Submit (from the server).
+
+export const VERDICT_NAMES = {
+  AC: "Accepted",
+  WA: "Wrong answer",
+  RE: "Runtime error",
+  TLE: "Time limit exceeded",
+  MLE: "Memory limit exceeded",
+  OLE: "Output limit exceeded",
+  CE: "Compile error",
+  IE: "Internal error (the judge's fault)",
+  skipped: "Skipped in the browser",
+  unsupported: "Cannot run in the browser",
+};
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === null || v === undefined || v === false) continue;
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  for (const c of children.flat()) {
+    if (c === null || c === undefined || c === false) continue;
+    node.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return node;
+}
+
+export function verdictBadge(v) {
+  return el("span", { class: `verdict v-${v}`, title: VERDICT_NAMES[v] || v }, v || "…");
+}
+
+function pretty(value) {
+  if (value === undefined) return "";
+  try {
+    const s = JSON.stringify(value, null, 1);
+    return s.length > 160 ? JSON.stringify(value, null, 2) : JSON.stringify(value);
+  } catch {
+    return String(value);
+  }
+}
+
+function fmtTime(s) {
+  if (s === null || s === undefined) return "";
+  return s < 1 ? `${Math.round(s * 1000)} ms` : `${s.toFixed(2)} s`;
+}
+
+export function failureBox(f, { title } = {}) {
+  if (!f) return null;
+  const rows = [];
+  if (f.test) rows.push(el("div", { class: "ff-test" }, el("code", {}, f.test), " ", f.verdict ? verdictBadge(f.verdict) : null));
+  if (f.label !== undefined && f.label !== null) {
+    rows.push(el("div", { class: "ff-label" }, "Observation: ", el("strong", {}, f.label)));
+  }
+  if ("expected" in f || "got" in f) {
+    if (f.expected !== undefined || f.got !== undefined) {
+      rows.push(
+        el("div", { class: "ff-diff" },
+          el("div", {}, el("div", { class: "ff-h" }, "expected (reference)"), el("pre", { class: "exp" }, pretty(f.expected))),
+          el("div", {}, el("div", { class: "ff-h" }, "got (your code)"), el("pre", { class: "got" }, pretty(f.got))),
+        ),
+      );
+    }
+  }
+  if (f.message) rows.push(el("div", { class: "ff-msg" }, f.message));
+  if (f.traceback) rows.push(el("details", {}, el("summary", {}, "traceback"), el("pre", { class: "tb" }, f.traceback)));
+  return el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, title || "First failure"), ...rows);
+}
+
+export function renderReport(container, report, { origin = "server", note = null } = {}) {
+  container.replaceChildren();
+  if (!report) return;
+  const head = el("div", { class: "report-head" },
+    verdictBadge(report.verdict),
+    el("span", { class: "verdict-name" }, VERDICT_NAMES[report.verdict] || report.verdict),
+    report.score !== undefined && report.score !== null
+      ? el("span", { class: "score" }, `score ${Math.round(report.score * 100)}%`) : null,
+    el("span", { class: "origin" }, origin === "browser" ? "in your browser (public tests)" : "server verdict"),
+  );
+  container.append(head);
+  if (note) container.append(el("p", { class: "note" }, note));
+  if (report.unsupported) container.append(el("p", { class: "banner info" }, report.unsupported));
+  if (report.compile_error) {
+    const ce = report.compile_error;
+    container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, "The file does not import"),
+      el("div", { class: "ff-msg" }, ce.message || ""), ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null));
+  }
+  if (report.first_failure && !report.compile_error) container.append(failureBox(report.first_failure));
+  const tests = report.tests || [];
+  if (tests.length) {
+    const body = el("tbody");
+    for (const t of tests) {
+      const f = t.failure;
+      const detail = f && (f.label || f.message)
+        ? el("div", { class: "row-detail" }, f.label ? `${f.label}` : "", f.label && f.message ? " — " : "", f.message || "")
+        : null;
+      body.append(el("tr", { class: `row-${t.verdict}`, "data-test": t.name },
+        el("td", {}, verdictBadge(t.verdict)),
+        el("td", { class: "tname" }, el("code", {}, t.name), detail),
+        el("td", { class: "num" }, fmtTime(t.time_s)),
+      ));
+    }
+    container.append(el("table", { class: "tests" }, el("thead", {}, el("tr", {}, el("th", {}, "verdict"), el("th", {}, "test"), el("th", { class: "num" }, "time"))), body));
+  }
+  const tm = report.timings || {};
+  const prov = report.provenance || {};
+  const facts = [];
+  if (tm.total_s !== undefined) facts.push(`total ${fmtTime(tm.total_s)}`);
+  if (tm.public_s !== undefined) facts.push(`public ${fmtTime(tm.public_s)}`);
+  if (tm.hidden_s !== undefined) facts.push(`hidden ${fmtTime(tm.hidden_s)}`);
+  if (tm.browser_ms !== undefined) facts.push(`in page ${fmtTime(tm.browser_ms / 1000)}`);
+  if (prov.device) facts.push(`device ${prov.device}${prov.gpu_name ? ` (${prov.gpu_name})` : ""}`);
+  if (prov.python) facts.push(`Python ${prov.python}`);
+  if (prov.torch) facts.push(`torch ${prov.torch}`);
+  if (prov.judge_version) facts.push(`judge ${prov.judge_version}`);
+  if (report.problem && report.problem.version) facts.push(`problem ${String(report.problem.version).slice(0, 12)}`);
+  if (prov.missing_layers && prov.missing_layers.length) facts.push(`sandbox without ${prov.missing_layers.join(", ")}`);
+  if (facts.length) container.append(el("p", { class: "facts" }, facts.join(" · ")));
+  if (report.output) {
+    container.append(el("details", { class: "output" }, el("summary", {}, "pytest output"), el("pre", {}, report.output)));
+  }
+}
+
+// Live progress of a server grading, fed with the SSE events.
+export class LiveProgress {
+  constructor(container) {
+    this.container = container;
+    this.rows = new Map();
+    this.status = el("div", { class: "live-status" }, "queued");
+    this.table = el("tbody");
+    container.replaceChildren(this.status, el("table", { class: "tests live" }, this.table));
+  }
+  setStatus(text) {
+    this.status.textContent = text;
+  }
+  row(name) {
+    let r = this.rows.get(name);
+    if (!r) {
+      const badge = el("span", { class: "verdict v-pending" }, "·");
+      const time = el("td", { class: "num" });
+      r = { tr: el("tr", { "data-test": name }, el("td", {}, badge), el("td", { class: "tname" }, el("code", {}, name)), time), badge, time };
+      this.rows.set(name, r);
+      this.table.append(r.tr);
+    }
+    return r;
+  }
+  event(type, data) {
+    switch (type) {
+      case "queued":
+      case "position":
+        if (data.queue_position) this.setStatus(`queued, position ${data.queue_position}`);
+        break;
+      case "running":
+        this.rows.clear();
+        this.table.replaceChildren();
+        this.setStatus(data.attempt > 1 ? `grading (attempt ${data.attempt})…` : "grading…");
+        break;
+      case "requeued":
+        this.setStatus("the worker stopped; queued again");
+        break;
+      case "suite_started":
+        this.setStatus(`running the ${data.suite} tests…`);
+        for (const t of data.tests || []) this.row(t);
+        break;
+      case "test_started": {
+        const r = this.row(data.test);
+        r.badge.className = "verdict v-running";
+        r.badge.textContent = "…";
+        break;
+      }
+      case "test_finished": {
+        const r = this.row(data.test);
+        r.badge.className = `verdict v-${data.verdict}`;
+        r.badge.textContent = data.verdict;
+        r.time.textContent = fmtTime(data.time_s);
+        break;
+      }
+      case "done":
+        this.setStatus(`done: ${data.verdict || ""}`);
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// Follow a submission: SSE until done, then the stored report. Returns a promise of the JSON.
+export function followSubmission(id, progress, onUpdate = () => {}) {
+  return new Promise((resolve, reject) => {
+    const es = new EventSource(`/api/submissions/${id}/events`);
+    const types = ["queued", "position", "running", "requeued", "suite_started", "test_started", "test_finished", "suite_finished", "done"];
+    let finished = false;
+    const finish = async () => {
+      if (finished) return;
+      finished = true;
+      es.close();
+      try {
+        const r = await fetch(`/api/submissions/${id}`);
+        const data = await r.json();
+        resolve(data);
+      } catch (e) {
+        reject(e);
+      }
+    };
+    for (const t of types) {
+      es.addEventListener(t, (ev) => {
+        let data = {};
+        try {
+          data = JSON.parse(ev.data);
+        } catch {}
+        progress.event(t, data);
+        onUpdate(t, data);
+        if (t === "done") finish();
+      });
+    }
+    es.onerror = async () => {
+      // The browser reconnects by itself; if the grading is over, stop here.
+      try {
+        const r = await fetch(`/api/submissions/${id}`);
+        if (r.ok && (await r.json()).status === "done") finish();
+      } catch {}
+    };
+  });
+}

@@ -1,0 +1,30 @@
+// The submission page: live progress until the server's verdict, then the report.
+import { LiveProgress, followSubmission, renderReport } from "./render.js";
+
+const data = JSON.parse(document.getElementById("submission-data").textContent);
+const container = document.getElementById("report");
+const statusEl = document.getElementById("sub-status");
+
+function show(sub) {
+  statusEl.textContent = sub.status;
+  statusEl.className = `status s-${sub.status}`;
+  if (sub.report) {
+    renderReport(container, sub.report, { origin: "server" });
+    container.dataset.done = "1";
+  }
+}
+
+if (data.status === "done") {
+  show(data);
+} else {
+  const live = document.createElement("div");
+  container.replaceChildren(live);
+  const progress = new LiveProgress(live);
+  if (data.queue_position) progress.setStatus(`queued, position ${data.queue_position}`);
+  followSubmission(data.id, progress, (type) => {
+    if (type === "running") {
+      statusEl.textContent = "running";
+      statusEl.className = "status s-running";
+    }
+  }).then(show);
+}

@@ -1,0 +1,160 @@
+// The page's Python: Pyodide in a module Web Worker. The page terminates this worker when a run
+// takes too long (an endless loop cannot be interrupted otherwise) and starts a fresh one.
+//
+// Messages in:  init {pyodideURL, wheels, editorWheels}, files {module, handbook},
+//               run {id, spec}, complete {id, code, line, col}, signature {id, code, line, col},
+//               lint {id, code}
+// Messages out: status {text}, ready {ms}, editor-ready {ms}, result {id, result},
+//               answer {id, value}, fatal {message}
+import runnerSource from "../../pyrunner/kvp_runner.py";
+
+const HOME = "/home/pyodide";
+const ED_DIR = `${HOME}/kvp_editor`;
+let py = null;
+let editorReady = false;
+let moduleName = "solution";
+let chain = Promise.resolve();
+
+const EDITOR_PY = `
+import json, sys
+_jedi = None
+def _script(code):
+    global _jedi
+    if _jedi is None:
+        import jedi
+        from jedi.api.environment import InterpreterEnvironment
+        _jedi = (jedi, jedi.Project("${ED_DIR}", added_sys_path=["${ED_DIR}/handbook"]),
+                 InterpreterEnvironment())
+    jedi, project, env = _jedi
+    return jedi.Script(code, path="${ED_DIR}/" + MODULE + ".py", project=project, environment=env)
+
+def kvp_complete(code, line, col):
+    out = []
+    for c in _script(code).complete(line, col)[:150]:
+        out.append({"label": c.name, "type": c.type, "complete": c.complete})
+    return json.dumps(out)
+
+def kvp_signature(code, line, col):
+    out = []
+    for s in _script(code).get_signatures(line, col)[:3]:
+        try:
+            doc = s.docstring(raw=True).strip().split("\\n\\n")[0][:400]
+        except Exception:
+            doc = ""
+        out.append({"name": s.name, "params": [p.description.replace("param ", "", 1)
+                    for p in s.params], "index": s.index, "doc": doc})
+    return json.dumps(out)
+
+def kvp_lint(code):
+    try:
+        compile(code, MODULE + ".py", "exec")
+    except SyntaxError as e:
+        return json.dumps([{"line": e.lineno or 1, "col": e.offset or 1,
+                            "end_line": getattr(e, "end_lineno", None) or e.lineno or 1,
+                            "end_col": getattr(e, "end_offset", None) or (e.offset or 1) + 1,
+                            "message": e.msg}])
+    return "[]"
+MODULE = "solution"
+`;
+
+function post(msg) {
+  self.postMessage(msg);
+}
+
+async function init({ pyodideURL, wheels, editorWheels }) {
+  const t0 = performance.now();
+  post({ type: "status", text: "Loading Python (Pyodide)…" });
+  const { loadPyodide } = await import(/* @vite-ignore */ `${pyodideURL}pyodide.mjs`);
+  py = await loadPyodide({ indexURL: pyodideURL, stdout: () => {}, stderr: () => {} });
+  post({ type: "status", text: "Loading pytest…" });
+  await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: () => {} });
+  py.FS.mkdirTree(`${ED_DIR}/handbook`);
+  py.FS.writeFile(`${HOME}/kvp_runner.py`, runnerSource);
+  py.runPython(
+    `import sys\nsys.path.insert(0, "${HOME}")\nimport kvp_runner, pytest\n` + EDITOR_PY,
+  );
+  post({ type: "ready", ms: performance.now() - t0 });
+  // Completion comes second and does not hold up runs: jedi is fetched while runs may go on.
+  if (editorWheels && editorWheels.length) loadEditor(editorWheels, t0);
+}
+
+async function loadEditor(editorWheels, t0) {
+  try {
+    await py.loadPackage(editorWheels, { messageCallback: () => {}, errorCallback: () => {} });
+    py.runPython("import jedi");
+    editorReady = true;
+    post({ type: "editor-ready", ms: performance.now() - t0 });
+  } catch (e) {
+    post({ type: "status", text: `Completion is unavailable: ${e}` });
+  }
+}
+
+function setFiles({ module, handbook }) {
+  moduleName = module;
+  for (const f of py.FS.readdir(`${ED_DIR}/handbook`)) {
+    if (f.endsWith(".py")) py.FS.unlink(`${ED_DIR}/handbook/${f}`);
+  }
+  for (const [name, text] of Object.entries(handbook || {})) {
+    py.FS.writeFile(`${ED_DIR}/handbook/${name}.py`, text);
+  }
+  py.globals.set("MODULE", module);
+}
+
+function call(fn, ...args) {
+  const f = py.globals.get(fn);
+  try {
+    return JSON.parse(f(...args));
+  } finally {
+    f.destroy();
+  }
+}
+
+function run({ id, spec }) {
+  const t0 = performance.now();
+  py.globals.set("kvp_spec_json", JSON.stringify({ ...spec, workdir: "/tmp/kvp-run" }));
+  const text = py.runPython(
+    "import json as _j\nkvp_runner.to_json(kvp_runner.run(_j.loads(kvp_spec_json)))",
+  );
+  const result = JSON.parse(text);
+  result.timings = { ...(result.timings || {}), browser_ms: performance.now() - t0 };
+  post({ type: "result", id, result });
+}
+
+async function handle(msg) {
+  try {
+    switch (msg.type) {
+      case "init":
+        await init(msg);
+        break;
+      case "files":
+        setFiles(msg);
+        break;
+      case "run":
+        run(msg);
+        break;
+      case "lint":
+        post({ type: "answer", id: msg.id, value: call("kvp_lint", msg.code) });
+        break;
+      case "complete":
+      case "signature":
+        if (!editorReady) {
+          post({ type: "answer", id: msg.id, value: [] });
+        } else {
+          const fn = msg.type === "complete" ? "kvp_complete" : "kvp_signature";
+          post({ type: "answer", id: msg.id, value: call(fn, msg.code, msg.line, msg.col) });
+        }
+        break;
+      default:
+        break;
+    }
+  } catch (e) {
+    if (msg.type === "init") post({ type: "fatal", message: String(e && e.message ? e.message : e) });
+    else if (msg.type === "run") {
+      post({ type: "result", id: msg.id, error: String(e && e.message ? e.message : e) });
+    } else post({ type: "answer", id: msg.id, value: [], error: String(e) });
+  }
+}
+
+self.onmessage = (ev) => {
+  chain = chain.then(() => handle(ev.data));
+};
