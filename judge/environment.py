@@ -71,3 +71,15 @@ def cache_tag(device: str) -> str:
     """`<device>-<python>-<torch>`, safe as part of a file name."""
     tag = f"{device}-{python_version()}-{torch_version() or 'notorch'}"
     return re.sub(r"[^A-Za-z0-9._+-]", "_", tag)
+
+
+def doctor_info() -> dict:
+    """What this machine can run: interpreter, torch, device, and the sandbox's layers."""
+    from .sandbox import probe_layers
+
+    probe = probe_layers()
+    return {"python": python_version(), "executable": sys.executable,
+            "torch": torch_version(), "device": "cuda" if cuda_available() else "cpu",
+            "gpu_name": gpu_name(), "sandbox_mode": probe.mode,
+            "layers": dict(probe.items()), "missing": list(probe.missing),
+            "judge_version": JUDGE_VERSION}

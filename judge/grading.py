@@ -263,10 +263,7 @@ class _Grading:
                 self.output = self.redact(run.output_tail())
             ctx = Context(run, hidden=hidden, source=self.source, redact=self.redact,
                           limits=self._limits(ref_tests[suite]))
-            victim = run.log.running or next(
-                (n for n in _nodes(ref_tests[suite]) if n not in run.log.tests), None)
-            if not run.died and run.log.finished is not None:
-                victim = None
+            victim = _victim(run, _nodes(ref_tests[suite]))
             for name, entry in ref_tests[suite].items():
                 node = name.split("/", 1)[1]
                 r = judge_test(name, suite, self.problem.weight(name), entry,
@@ -298,6 +295,21 @@ class _LiveRun:
     timed_out = memory_exceeded = output_exceeded = False
     signal = returncode = None
     spawn_t = wall_s = 0.0
+
+
+def _victim(run, nodes: list[str]) -> str | None:
+    """The test charged with the child's abnormal end: the one in progress; else, when the
+    child died before any test or between tests, the next one; none when the runner itself
+    ended the run after a test's own timeout (the rest are then "not run")."""
+    log = run.log
+    if log.running is not None:
+        return log.running
+    if log.finished is not None and not run.died:
+        return None
+    if log.order and (log.tests[log.order[-1]].outcome == "timeout"):
+        return None
+    return next((n for n in nodes if n not in log.tests or log.tests[n].started_t is None),
+                None)
 
 
 def _nodes(ref_tests: dict) -> list[str]:

@@ -1,0 +1,155 @@
+"""`judge`: the instructors' and operators' command line.
+
+    judge grade PROBLEM FILE [--suite public|hidden|all] [--json] [--device auto|cpu|cuda]
+    judge check [PROBLEM ...]        every problem when none is named; exit 1 on any mismatch
+    judge new ID SLUG [--root DIR]
+    judge list [--json]
+    judge doctor [--json]
+
+Exit status: 0 on success (grade: only on AC), 1 on a failed grade/check, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from .console import Console, Progress, print_check, print_doctor, print_report
+from .problem import ProblemError, list_problems, load_problem
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--lang", choices=["en", "zh"], help="language of the messages")
+    common.add_argument("--problems", metavar="DIR",
+                        help="the problem bank (default: <repo>/problems)")
+    p = argparse.ArgumentParser(prog="judge", description="Grade, check and create problems.")
+    sub = p.add_subparsers(dest="command", required=True)
+    g = sub.add_parser("grade", parents=[common], help="grade a file on a problem")
+    g.add_argument("problem")
+    g.add_argument("file")
+    g.add_argument("--suite", choices=["public", "hidden", "all"], default="all")
+    g.add_argument("--json", action="store_true", help="print only the report's JSON")
+    g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    g.add_argument("--reveal-hidden", action="store_true",
+                   help="show hidden tests' details (instructors)")
+    c = sub.add_parser("check", parents=[common], help="prove problems sound")
+    c.add_argument("problem", nargs="*")
+    c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    c.add_argument("--json", action="store_true")
+    n = sub.add_parser("new", parents=[common], help="create a problem folder")
+    n.add_argument("id")
+    n.add_argument("slug")
+    n.add_argument("--root", help="where to create it (default: <repo>/problems)")
+    n.add_argument("--title")
+    ls = sub.add_parser("list", parents=[common], help="list the problems")
+    ls.add_argument("--json", action="store_true")
+    d = sub.add_parser("doctor", parents=[common], help="what this machine can run")
+    d.add_argument("--json", action="store_true")
+    return p
+
+
+def cmd_grade(args, con: Console) -> int:
+    from .grading import grade
+
+    problem = load_problem(args.problem, args.problems)
+    with open(args.file, encoding="utf-8") as f:
+        source = f.read()
+    report = grade(problem, source, suite=args.suite, device=args.device,
+                   on_event=None if args.json else Progress(con),
+                   reveal_hidden=args.reveal_hidden)
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
+    else:
+        print_report(con, report.to_dict())
+        if report.ie_cause and args.reveal_hidden:
+            con.print(report.ie_cause)
+    return EXIT_OK if report.passed else EXIT_FAIL
+
+
+def cmd_check(args, con: Console) -> int:
+    from .check import check_problem
+
+    names = args.problem or [p.path for p in list_problems(args.problems)]
+    results = []
+    for name in names:
+        def progress(label, report):
+            if report is None and not args.json:
+                print(f"  {label} ...", file=sys.stderr, flush=True)
+        target = name if not isinstance(name, str) else _resolve(name, args.problems)
+        res = check_problem(target, device=args.device, on_progress=progress)
+        results.append(res)
+        if not args.json:
+            print_check(con, res)
+    if args.json:
+        print(json.dumps([{"problem": r.name, "ok": r.ok, "errors": r.errors,
+                           "warnings": r.warnings, "table": r.table()} for r in results],
+                         ensure_ascii=False, indent=1))
+    return EXIT_OK if results and all(r.ok for r in results) else EXIT_FAIL
+
+
+def _resolve(name: str, root):
+    try:
+        return load_problem(name, root)
+    except ProblemError:
+        return name  # check_problem reports it
+
+
+def cmd_new(args, con: Console) -> int:
+    from .scaffold import new_problem
+
+    folder = new_problem(args.id, args.slug, args.root or args.problems, title=args.title)
+    con.print(f"created {folder}")
+    con.print(f"next: write the statement, tests and the reference solution, then "
+              f"`judge check {folder}`")
+    return EXIT_OK
+
+
+def cmd_list(args, con: Console) -> int:
+    problems = list_problems(args.problems, strict=False)
+    if args.json:
+        print(json.dumps([{"id": p.id, "slug": p.slug, "title": p.titles,
+                           "difficulty": p.difficulty, "runs_on": p.runs_on()}
+                          for p in problems], ensure_ascii=False, indent=1))
+        return EXIT_OK
+    if not problems:
+        con.print(con.t("no_problems"))
+        return EXIT_OK
+    con.table(["id", "slug", "title", "difficulty", "runs on"],
+              [[p.id, p.slug, p.title(con.lang), p.difficulty, ", ".join(p.runs_on())]
+               for p in problems])
+    return EXIT_OK
+
+
+def cmd_doctor(args, con: Console) -> int:
+    from .environment import doctor_info
+
+    info = doctor_info()
+    if args.json:
+        print(json.dumps(info, ensure_ascii=False, indent=1))
+    else:
+        print_doctor(con, info)
+    return EXIT_OK
+
+
+COMMANDS = {"grade": cmd_grade, "check": cmd_check, "new": cmd_new, "list": cmd_list,
+            "doctor": cmd_doctor}
+
+
+def main(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    con = Console(args.lang)
+    try:
+        return COMMANDS[args.command](args, con)
+    except (ProblemError, ValueError, OSError) as e:
+        print(f"judge: {e}", file=sys.stderr)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,221 @@
+"""Terminal output shared by `judge` (cli.py) and `practice/judge.py`: messages in en/zh,
+colors when writing to a terminal, a progress bar fed by grade()'s events, tables."""
+
+from __future__ import annotations
+
+import json
+import locale
+import os
+import sys
+import unicodedata
+
+from .verdict import describe as verdict_name
+
+MESSAGES = {
+    "en": {
+        "verdict": "Verdict", "score": "score", "test": "test", "time": "time",
+        "result": "result", "first_failure": "First failure", "expected": "expected",
+        "got": "got", "label": "observation", "compile_error": "Your file does not import",
+        "internal_error": "Internal error in the judge (not your fault); please report it.",
+        "hidden_note": "(hidden test: only the observation's label or the error's type and "
+                       "line are shown)",
+        "line": "line", "output": "What your code printed (public tests, last lines)",
+        "check_ok": "{name}: OK", "check_fail": "{name}: FAILED",
+        "submission": "submission", "expect": "expect", "problems": "problems",
+        "warnings": "warnings", "doctor_python": "Python", "doctor_torch": "PyTorch",
+        "doctor_device": "device", "doctor_sandbox": "sandbox",
+        "doctor_missing": "missing layers (weaker isolation here)",
+        "not_installed": "not installed", "layers": "layers",
+        "no_problems": "no problems found", "where": "where",
+    },
+    "zh": {
+        "verdict": "结果", "score": "得分", "test": "测试", "time": "用时",
+        "result": "结果", "first_failure": "第一个失败", "expected": "期望",
+        "got": "实际", "label": "观测", "compile_error": "你的文件无法导入",
+        "internal_error": "评测系统内部错误（不是你的问题），请报告。",
+        "hidden_note": "（隐藏测试：只显示观测的名称，或错误的类型与行号）",
+        "line": "行", "output": "你的代码的输出（公开测试，最后几行）",
+        "check_ok": "{name}：通过", "check_fail": "{name}：未通过",
+        "submission": "提交", "expect": "期望", "problems": "问题",
+        "warnings": "警告", "doctor_python": "Python", "doctor_torch": "PyTorch",
+        "doctor_device": "设备", "doctor_sandbox": "沙箱",
+        "doctor_missing": "缺少的隔离层（本机隔离较弱）",
+        "not_installed": "未安装", "layers": "隔离层",
+        "no_problems": "没有找到题目", "where": "位置",
+    },
+}
+
+COLORS = {"green": "32", "red": "31", "yellow": "33", "dim": "2", "bold": "1", "cyan": "36"}
+VERDICT_COLOR = {"AC": "green", "WA": "red", "RE": "red", "TLE": "yellow", "MLE": "yellow",
+                 "OLE": "yellow", "CE": "red", "IE": "yellow", "NR": "dim", "SKIP": "dim"}
+
+
+def default_lang() -> str:
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"
+
+
+def width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+class Console:
+    def __init__(self, lang: str | None = None, stream=None, color: bool | None = None):
+        self.lang = lang if lang in MESSAGES else default_lang()
+        self.out = stream or sys.stdout
+        tty = hasattr(self.out, "isatty") and self.out.isatty()
+        self.color = tty and not os.environ.get("NO_COLOR") if color is None else color
+
+    def t(self, key: str, **kw) -> str:
+        return MESSAGES[self.lang].get(key, MESSAGES["en"].get(key, key)).format(**kw)
+
+    def c(self, text: str, color: str) -> str:
+        return f"\033[{COLORS[color]}m{text}\033[0m" if self.color and color else text
+
+    def verdict(self, v: str) -> str:
+        return self.c(v, VERDICT_COLOR.get(v, ""))
+
+    def print(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    def table(self, headers: list[str], rows: list[list[str]], colors=None) -> None:
+        """Left-aligned columns; `colors(row_index, col_index, text)` may color a cell."""
+        widths = [max([width(h)] + [width(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+        def line(cells, row=None):
+            parts = []
+            for i, cell in enumerate(cells):
+                pad = " " * (widths[i] - width(cell))
+                text = colors(row, i, cell) if colors and row is not None else cell
+                parts.append(text + pad)
+            return "  ".join(parts).rstrip()
+
+        self.print(self.c(line(headers), "bold"))
+        for n, r in enumerate(rows):
+            self.print(line(r, n))
+
+
+class Progress:
+    """A one-line progress bar on stderr, fed with grade()'s events (silent when not a tty)."""
+
+    def __init__(self, console: Console, stream=None):
+        self.console, self.stream = console, stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.total = self.done = 0
+        self.failed = 0
+
+    def __call__(self, event: dict) -> None:
+        kind = event.get("type")
+        if kind == "suite_started":
+            self.total += len(event.get("tests", []))
+        elif kind == "test_finished":
+            self.done += 1
+            self.failed += event.get("verdict") not in ("AC", "SKIP")
+        elif kind == "done":
+            if self.enabled:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+            return
+        else:
+            return
+        if self.enabled and self.total:
+            n = 30
+            fill = int(n * self.done / self.total)
+            bar = "#" * fill + "." * (n - fill)
+            name = event.get("test", "")[-50:] if kind == "test_finished" else ""
+            self.stream.write(f"\r\033[K[{bar}] {self.done}/{self.total} {name}")
+            self.stream.flush()
+
+
+def _short(value, limit: int = 300) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 4] + " ..."
+
+
+def print_report(con: Console, report: dict) -> None:
+    """The per-test table, the first failure, the verdict and the score."""
+    rows = [[t["name"], t["verdict"], "" if t["time_s"] is None else f"{t['time_s']:.3f}s"]
+            for t in report["tests"]]
+    if rows:
+        con.table([con.t("test"), con.t("result"), con.t("time")], rows,
+                  colors=lambda r, i, cell: con.verdict(cell) if i == 1 else cell)
+    con.print()
+    ce = report.get("compile_error")
+    if ce:
+        con.print(con.c(con.t("compile_error"), "red"))
+        con.print(ce.get("traceback") or f"{ce.get('exc_type')}: {ce.get('message')}")
+        con.print()
+    ff = report.get("first_failure")
+    if ff and report["verdict"] != "IE":
+        hidden = ff["test"].startswith("hidden/")
+        con.print(con.c(f"{con.t('first_failure')}: {ff['test']} ({ff['verdict']}, "
+                        f"{verdict_name(ff['verdict'], con.lang)})", "bold"))
+        if ff.get("label") is not None:
+            con.print(f"  {con.t('label')}: {ff['label']}{ff.get('path') or ''}")
+        if not hidden and ff.get("kind") == "observation":
+            con.print(f"  {con.t('expected')}: {_short(ff.get('expected'))}")
+            con.print(f"  {con.t('got')}:      {_short(ff.get('got'))}")
+        if ff.get("message") and ff.get("kind") != "observation":
+            con.print(f"  {ff['message']}")
+        if ff.get("traceback"):
+            con.print("  " + ff["traceback"].replace("\n", "\n  "))
+        elif ff.get("exc_type"):
+            line = f" ({con.t('line')} {ff['line']})" if ff.get("line") else ""
+            con.print(f"  {ff['exc_type']}{line}")
+        if ff.get("where") and not hidden:
+            con.print(f"  {con.t('where')}: {ff['where']}")
+        if hidden:
+            con.print(con.c("  " + con.t("hidden_note"), "dim"))
+        con.print()
+    if report.get("output") and report["verdict"] != "AC":
+        con.print(con.c(con.t("output"), "dim"))
+        con.print(report["output"].rstrip()[-1500:])
+        con.print()
+    if report["verdict"] == "IE":
+        con.print(con.c(con.t("internal_error"), "yellow"))
+    v = report["verdict"]
+    con.print(f"{con.t('verdict')}: {con.verdict(v)} ({verdict_name(v, con.lang)})   "
+              f"{con.t('score')}: {report['score'] * 100:.0f}%")
+
+
+def print_check(con: Console, result) -> None:
+    """Submissions x tests for one problem, then what is wrong."""
+    tests = result.tests
+    short = [t.split("::")[-1][:18] for t in tests]
+    rows = []
+    for row in result.table():
+        cells = [row["submission"], row["expect"], row["verdict"] or "-"]
+        cells += [row["tests"].get(t, "-") for t in tests]
+        rows.append(cells)
+    if rows:
+        heads = [con.t("submission"), con.t("expect"), con.t("verdict")] + short
+        con.table(heads, rows, colors=lambda r, i, cell: con.verdict(cell) if i >= 2 else cell)
+    for s in result.submissions:
+        for p in s.problems:
+            con.print(con.c(f"  {s.label}: {p}", "red"))
+    for e in result.errors:
+        con.print(con.c(f"  {e}", "red"))
+    for w in result.warnings:
+        con.print(con.c(f"  {con.t('warnings')}: {w}", "yellow"))
+    key = "check_ok" if result.ok else "check_fail"
+    con.print(con.c(con.t(key, name=result.name), "green" if result.ok else "red"))
+
+
+def print_doctor(con: Console, info: dict) -> None:
+    con.print(f"{con.t('doctor_python')}: {info['python']}")
+    con.print(f"{con.t('doctor_torch')}: {info['torch'] or con.t('not_installed')}")
+    dev = info["device"] + (f" ({info['gpu_name']})" if info.get("gpu_name") else "")
+    con.print(f"{con.t('doctor_device')}: {dev}")
+    con.print(f"{con.t('doctor_sandbox')}: {info['sandbox_mode']}")
+    for name, layer in info["layers"].items():
+        mark = con.c("ok", "green") if layer["ok"] else con.c("--", "yellow")
+        con.print(f"  {mark} {name} = {layer['ok']}: {layer['why']}")
+    if info["missing"]:
+        con.print(con.c(f"{con.t('doctor_missing')}: {', '.join(info['missing'])}", "yellow"))

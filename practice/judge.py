@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""The handbook's local practice tool, graded by the platform's own judge.
+
+    python practice/judge.py list                      problems, where they run, your status
+    python practice/judge.py start 143                 copy the starter to practice/workspace/
+    python practice/judge.py test 143 [FILE] [--public] [--run] [--json]
+    python practice/judge.py 143                       same as `test 143`
+    python practice/judge.py doctor                    what this machine can run
+    python practice/judge.py check [143 ...]           maintainers: every problem proves itself
+    python practice/judge.py solution 143
+
+`test` grades practice/workspace/<NNN-slug>.py (or FILE) with the same code the server uses:
+public and hidden tests, each in a sandbox, compared with the reference. `--run` runs only the
+examples, `--public` only the public tests. Exit status 0 only when accepted.
+A thin wrapper: all grading logic lives in the `judge` package.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from judge.console import Console, Progress, print_check, print_doctor, print_report  # noqa: E402
+from judge.problem import ProblemError, list_problems, load_problem  # noqa: E402
+
+VERBS = ("list", "start", "test", "doctor", "check", "solution")
+
+TEXT = {
+    "en": {
+        "not_started": "not started", "started": "started", "status": "status",
+        "runs_on": "runs on", "title": "title", "difficulty": "difficulty",
+        "started_at": "Your file: {path}",
+        "exists": "{path} already exists; it was left as it is.",
+        "next": "Next: edit it, then run  python practice/judge.py test {id}",
+        "no_file": "No file to grade: {path} does not exist. Start with  "
+                   "python practice/judge.py start {id}",
+        "solution": "Solutions are not shown for graded problems (they have hidden tests). "
+                    "`test {id}` tells you where your code first differs from the reference.",
+        "last": "last: {verdict} {score}",
+    },
+    "zh": {
+        "not_started": "未开始", "started": "已开始", "status": "状态",
+        "runs_on": "运行环境", "title": "标题", "difficulty": "难度",
+        "started_at": "你的文件：{path}",
+        "exists": "{path} 已存在，保持原样。",
+        "next": "下一步：编辑它，然后运行  python practice/judge.py test {id}",
+        "no_file": "没有可评测的文件：{path} 不存在。先运行  python practice/judge.py start {id}",
+        "solution": "有隐藏测试的题目不提供参考答案。`test {id}` 会告诉你你的代码与参考实现"
+                    "第一次不同的地方。",
+        "last": "上次：{verdict} {score}",
+    },
+}
+WHERE = {"en": {"browser": "browser", "cpu": "CPU", "gpu": "GPU"},
+         "zh": {"browser": "浏览器", "cpu": "CPU", "gpu": "GPU"}}
+
+
+def workspace() -> Path:
+    return Path(os.environ.get("KVPRACTICE_WORKSPACE") or REPO / "practice" / "workspace")
+
+
+def work_file(problem) -> Path:
+    return workspace() / f"{problem.name}.py"
+
+
+def last_result_path(problem) -> Path:
+    return workspace() / ".results" / f"{problem.name}.json"
+
+
+def status(problem, lang: str) -> str:
+    t = TEXT[lang]
+    if not work_file(problem).exists():
+        return t["not_started"]
+    try:
+        last = json.loads(last_result_path(problem).read_text(encoding="utf-8"))
+        return t["last"].format(verdict=last["verdict"], score=f"{last['score'] * 100:.0f}%")
+    except (OSError, ValueError, KeyError):
+        return t["started"]
+
+
+def cmd_list(args, con: Console) -> int:
+    t, where = TEXT[con.lang], WHERE[con.lang]
+    rows = [[p.id, p.name, p.title(con.lang), p.difficulty,
+             "/".join(where[w] for w in p.runs_on()), status(p, con.lang)]
+            for p in list_problems(strict=False)]
+    con.table(["#", "id", t["title"], t["difficulty"], t["runs_on"], t["status"]], rows)
+    return 0
+
+
+def cmd_start(args, con: Console) -> int:
+    t = TEXT[con.lang]
+    p = load_problem(args.problem)
+    dest = work_file(p)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    if dest.exists():
+        con.print(t["exists"].format(path=dest))
+    else:
+        shutil.copyfile(p.starter_path, dest)
+    con.print(p.statement(con.lang))
+    con.print(con.c(t["started_at"].format(path=dest), "bold"))
+    con.print(t["next"].format(id=p.id))
+    return 0
+
+
+def cmd_test(args, con: Console) -> int:
+    from judge.grading import grade
+
+    t = TEXT[con.lang]
+    p = load_problem(args.problem)
+    path = Path(args.file) if args.file else work_file(p)
+    if not path.is_file():
+        print(t["no_file"].format(path=path, id=p.id), file=sys.stderr)
+        return 2
+    source = path.read_text(encoding="utf-8")
+    select = [x.name for x in p.examples()] if args.run else None
+    suite = "public" if args.public else "all"
+    if select is not None and args.public:
+        select = [n for n in select if n.startswith("public/")]
+    report = grade(p, source, suite=suite, device=args.device, select=select,
+                   on_event=None if args.json else Progress(con))
+    data = report.to_dict()
+    if not args.file and not args.run and not args.public:
+        _save_last(p, data)
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+    else:
+        print_report(con, data)
+    return 0 if report.passed else 1
+
+
+def _save_last(problem, data: dict) -> None:
+    path = last_result_path(problem)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"verdict": data["verdict"], "score": data["score"],
+                                    "time": time.time()}), encoding="utf-8")
+    except OSError:
+        pass
+
+
+def cmd_doctor(args, con: Console) -> int:
+    from judge.environment import doctor_info
+
+    print_doctor(con, doctor_info())
+    return 0
+
+
+def cmd_check(args, con: Console) -> int:
+    from judge.check import check_problem
+
+    problems = [load_problem(n) for n in args.problems] if args.problems else list_problems()
+    ok = True
+    for p in problems:
+        res = check_problem(p, device=args.device)
+        print_check(con, res)
+        ok = ok and res.ok
+    return 0 if ok and problems else 1
+
+
+def cmd_solution(args, con: Console) -> int:
+    p = load_problem(args.problem)
+    con.print(TEXT[con.lang]["solution"].format(id=p.id))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--lang", choices=["en", "zh"], help="language (default: from locale)")
+    ap = argparse.ArgumentParser(prog="judge.py", description="The handbook's practice tool.")
+    sub = ap.add_subparsers(dest="verb", required=True)
+    sub.add_parser("list", parents=[common], help="list the problems")
+    s = sub.add_parser("start", parents=[common], help="start a problem")
+    s.add_argument("problem")
+    te = sub.add_parser("test", parents=[common], help="grade your solution")
+    te.add_argument("problem")
+    te.add_argument("file", nargs="?")
+    te.add_argument("--public", action="store_true", help="only the public tests")
+    te.add_argument("--run", action="store_true", help="only the examples")
+    te.add_argument("--json", action="store_true", help="print only the report's JSON")
+    te.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    sub.add_parser("doctor", parents=[common], help="what this machine can run")
+    c = sub.add_parser("check", parents=[common], help="maintainers: prove problems sound")
+    c.add_argument("problems", nargs="*")
+    c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    so = sub.add_parser("solution", parents=[common], help="about solutions")
+    so.add_argument("problem")
+    return ap
+
+
+def main(argv=None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] not in VERBS and not argv[0].startswith("-"):
+        argv.insert(0, "test")  # `judge.py 143` = `judge.py test 143`
+    args = build_parser().parse_args(argv)
+    con = Console(args.lang)
+    handler = {"list": cmd_list, "start": cmd_start, "test": cmd_test, "doctor": cmd_doctor,
+               "check": cmd_check, "solution": cmd_solution}[args.verb]
+    try:
+        return handler(args, con)
+    except (ProblemError, ValueError, OSError) as e:
+        print(f"judge.py: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
