@@ -1,9 +1,10 @@
 """The reference's observations of a problem's public tests, which the browser compares against.
 
-Preferred source: the grading core's reference cache, `judge.public_expectations(problem)`.
-Until (or where) the core offers it, the same observations are recorded here by running the
-public tests against the reference solution with the page's own runner
-(web/pyrunner/kvp_runner.py) in a child CPython process. The reference is trusted code; the
+Preferred source: the grading core — `judge.public_expectations(problem)` if it offers one, else
+its reference cache (`judge.reference_cache.get_reference(problem, ["public"], "cpu")`, the same
+sandboxed reference run that grading uses). Where the core is missing or fails, the same
+observations are recorded here by running the public tests against the reference solution with
+the page's own runner (web/pyrunner/kvp_runner.py) in a child CPython process. The reference is trusted code; the
 students' code never runs on the server outside the grading core's sandbox.
 
 Format: {"public/test_x.py::test_y": [[label, value], ...], ...}
@@ -21,7 +22,7 @@ import threading
 from pathlib import Path
 
 from .problems import ProblemInfo
-from .settings import REPO_ROOT, Settings
+from .settings import REPO_ROOT, Settings  # noqa: F401
 
 log = logging.getLogger(__name__)
 
@@ -73,12 +74,21 @@ class Expectations:
     def _from_judge(self, problem: ProblemInfo) -> dict | None:
         try:
             import judge
+            jp = judge.load_problem(str(problem.folder))
         except Exception:
             return None
         fn = getattr(judge, "public_expectations", None)
-        if fn is None:
+        if fn is not None:
+            return normalize(fn(jp))
+        try:
+            from judge.reference_cache import get_reference
+            ref, _ = get_reference(jp, ["public"], "cpu")
+        except Exception as exc:  # fall back to our own recording, and say why in the log
+            log.warning("problem %s: the judge's reference run failed (%s); recording the "
+                        "public observations here", problem.id, exc)
             return None
-        return normalize(fn(judge.load_problem(str(problem.folder))))
+        return normalize({t["name"]: t.get("observations") or []
+                          for t in ref["public"]["tests"]})
 
     def _from_disk_or_run(self, problem: ProblemInfo, key: str) -> dict:
         cache = self.settings.cache_dir / f"expectations-{key}.json"
@@ -95,7 +105,7 @@ class Expectations:
 def reference_source(problem: ProblemInfo, settings: Settings) -> str:
     if not problem.reference_path:
         raise FileNotFoundError(f"problem {problem.id} names no reference solution")
-    for base in (settings.problems_dir.parent, REPO_ROOT, problem.folder):
+    for base in (settings.problems_dir.parent, problem.folder):
         p = Path(base) / problem.reference_path
         if p.is_file():
             return p.read_text(encoding="utf-8")

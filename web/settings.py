@@ -20,8 +20,9 @@ class Settings:
     # Any SQLAlchemy URL; None means sqlite:///<data_dir>/web.sqlite3.
     database_url: str | None = None
     problems_dir: Path = field(default_factory=lambda: REPO_ROOT / "problems")
-    # The handbook modules (flat) and, relative to the folder above problems_dir, reference paths.
-    reference_dir: Path = field(default_factory=lambda: REPO_ROOT / "reference")
+    # The handbook modules (flat files); default <the folder above problems_dir>/reference, the
+    # grading core's convention (reference paths in problem.toml are relative to that folder).
+    reference_dir: Path | None = None
     # Instructor pages and endpoints are off unless a token is configured.
     instructor_token: str | None = field(
         default_factory=lambda: os.environ.get("KVPRACTICE_INSTRUCTOR_TOKEN") or None)
@@ -52,7 +53,8 @@ class Settings:
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
         self.problems_dir = Path(self.problems_dir)
-        self.reference_dir = Path(self.reference_dir)
+        self.reference_dir = (Path(self.reference_dir) if self.reference_dir
+                              else self.problems_dir.parent / "reference")
 
     @property
     def db_url(self) -> str:
