@@ -69,7 +69,12 @@ class CheckResult:
 
 def parse_header(source: str) -> tuple[str | None, list[str]]:
     """(expected verdict, tests that must fail) from a wrong submission's header comments."""
-    head = "\n".join(ln for ln in source.splitlines()[:30] if ln.startswith("#"))
+    head_lines = []
+    for ln in source.splitlines():
+        if ln.strip() and not ln.lstrip().startswith("#"):
+            break
+        head_lines.append(ln.strip())
+    head = "\n".join(head_lines)
     m = _EXPECT.search(head)
     caught = [c.strip() for m2 in _CAUGHT.finditer(head) for c in m2.group(1).split(",")]
     return (m.group(1).upper() if m else None), [c for c in caught if c]

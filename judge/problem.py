@@ -118,6 +118,8 @@ def parse_config(toml_path: Path) -> ProblemConfig:
 
 @dataclass(frozen=True)
 class TestInfo:
+    __test__ = False  # not a pytest test class
+
     name: str          # "public/test_lru.py::test_get"
     suite: str         # "public" | "hidden"
     file: str          # "test_lru.py" (relative to the suite dir)

@@ -45,6 +45,8 @@ class Failure:
 
 @dataclass
 class TestResult:
+    __test__ = False  # not a pytest test class
+
     name: str
     suite: str
     verdict: Verdict

@@ -57,6 +57,8 @@ def _int(v) -> int | None:
 
 @dataclass
 class TestRecord:
+    __test__ = False  # not a pytest test class
+
     name: str
     started_t: float | None = None
     limit_s: float | None = None
