@@ -173,3 +173,13 @@ def get_reference(problem: Problem, suites: list[str], device: str, *,
             have = {**have, **done}
             cache.store(problem, device, have)
     return {s: have[s] for s in suites}, not missing
+
+
+def public_expectations(problem: Problem | str, device: str = "cpu") -> dict[str, list[dict]]:
+    """The reference's observations of the public tests ({test: [{label, value}, ...]}), from
+    the same cache grading uses: what the browser's "Run" compares against."""
+    from .problem import load_problem
+
+    problem = load_problem(problem)
+    ref, _ = get_reference(problem, ["public"], device)
+    return {t["name"]: t["observations"] for t in ref["public"]["tests"]}

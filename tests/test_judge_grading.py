@@ -333,3 +333,13 @@ def test_bad_arguments_raise(problem, cache):
     if not os.path.exists("/dev/nvidiactl"):
         with pytest.raises(ValueError):
             grade(problem, REFERENCE, device="cuda", cache=cache)
+
+
+def test_public_expectations_come_from_the_reference_cache(problem, monkeypatch, tmp_path):
+    from judge import public_expectations
+
+    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path))
+    exp = public_expectations(problem)
+    assert list(exp) == [t.name for t in problem.tests("public")]
+    assert exp["public/test_basic.py::test_eviction_order"][0] == {
+        "label": "gets", "value": [1, None, 1, 3]}
