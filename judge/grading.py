@@ -25,6 +25,7 @@ from .judging import Context, Redactor, compile_error, judge_test
 from .problem import SUITES, Problem, load_problem
 from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from .report import Failure, Report, TestResult
+from .results import ChildLog
 from .suite_run import run_suite
 from .verdict import Verdict, overall
 from .view import View
@@ -100,6 +101,7 @@ class _Grading:
                            "torch": env.torch_version(), "judge_version": env.JUDGE_VERSION,
                            "sandbox_layers": {}, "missing_layers": [], "reference_cache": None}
         self._redactor: Redactor | None = None
+        self.output: str | None = None
 
     # -- report skeletons -------------------------------------------------------------------
 
@@ -210,10 +212,11 @@ class _Grading:
             targets = [f.name for f in self.problem.test_files(suite)]
         else:
             targets = [t.node for t in self.plan[suite]]
-        hidden = self._hidden(suite)
-        ctx = Context(None, hidden=hidden, source=self.source, redact=self.redact,
-                      limits=limits)
+        # live verdicts of finished tests (how a dead child ended is only known at the end)
+        ctx = Context(_LiveRun(), hidden=self._hidden(suite), source=self.source,
+                      redact=self.redact, limits=limits)
         prefix = f"{suite}/"
+        run_log = ChildLog()
 
         def on_events(events):
             for ev in events:
@@ -224,13 +227,10 @@ class _Grading:
                     self.emit({"type": "test_started", "test": name})
                 elif ev["ev"] == "test_finished":
                     rec = run_log.tests.get(ev["test"])
-                    ctx.run = _LiveRun()
                     r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
                     self.emit({"type": "test_finished", "test": name,
                                "verdict": str(r.verdict), "time_s": r.time_s})
 
-        from .results import ChildLog
-        run_log = ChildLog()
         run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
                         targets=targets, test_limits=node_limits,
                         default_limit=max(limits.values(), default=lim.min_test_s),
@@ -277,8 +277,7 @@ class _Grading:
         if internal is not None:
             return self.internal_error(internal)
         verdict = overall([t.verdict for t in tests], compile_error=ce is not None)
-        return self._report(verdict, tests, compile_error=ce, output=getattr(self, "output",
-                                                                             None))
+        return self._report(verdict, tests, compile_error=ce, output=self.output)
 
     def _provenance_from(self, run) -> None:
         if run.layers and not self.provenance["sandbox_layers"]:
@@ -291,7 +290,7 @@ class _Grading:
 
 
 class _LiveRun:
-    """While the child still runs nothing is known about how it will end."""
+    """Stands for a child that is still running: nothing is known yet about how it ends."""
     timed_out = memory_exceeded = output_exceeded = False
     signal = returncode = None
     spawn_t = wall_s = 0.0
