@@ -96,6 +96,19 @@ class World:
         pool.cache_blocks(blocks, tokens)
         return blocks
 
+    def serve(self, tokens, reverse=False):
+        """Serve a prompt and finish it at once (its blocks freed, the last one first if
+        `reverse`); returns its block table, or None if it did not fit."""
+        blocks = self.run(tokens)
+        if blocks is not None:
+            self.pool.free(list(reversed(blocks)) if reverse else blocks)
+        return blocks
+
+    def release(self, blocks, reverse=False):
+        """Finish a request: free its blocks (nothing if it never got any)."""
+        if blocks is not None:
+            self.pool.free(list(reversed(blocks)) if reverse else blocks)
+
     def host_keys(self):
         return [self.names.get(h, "?") for h in self.pool.host]
 

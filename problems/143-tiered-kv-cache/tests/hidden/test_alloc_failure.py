@@ -28,7 +28,7 @@ def test_allocation_failure_prefix(observe):
     observe("broken invariants", w.problems())
 
     # One more block free, holding a cached prefix, still one short: nothing may be offloaded.
-    pool.free(held_q)
+    w.release(held_q)
     before = w.counters()
     found = pool.lookup(a)
     observe("lookup(A) returns (one block short)", found)
@@ -38,7 +38,7 @@ def test_allocation_failure_prefix(observe):
             [x - y for x, y in zip(w.counters(), before)])
     observe("broken invariants after one short", w.problems())
 
-    pool.free(held_p)
+    w.release(held_p)
     pool.free([blocks_a[2]])
     found = pool.lookup(a)
     observe("lookup(A) returns (enough blocks)", found)
@@ -72,10 +72,10 @@ def test_allocation_failure_keeps_gpu_prefix(observe):
     observe("free_queue after serving failed", list(pool.free_queue))
     observe("broken invariants after serving failed", w.problems())
 
-    pool.free(reversed(held))
+    w.release(held, reverse=True)
     blocks = w.run(b)
     observe("block table of B with enough room", blocks)
     observe("content numbers in it", w.tags(blocks))
     observe("queries, hits, offloaded, loaded at the end", w.counters())
-    pool.free(blocks)
+    w.release(blocks)
     observe("broken invariants at the end", w.problems())

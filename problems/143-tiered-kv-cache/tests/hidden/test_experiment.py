@@ -68,3 +68,5 @@ def test_chapter_experiment(observe, device):
     observe("num_offloaded, num_loaded, num_hits, num_queries",
             [pool.num_offloaded, pool.num_loaded, pool.num_hits, pool.num_queries])
     observe("blocks in host memory at the end", len(pool.host))
+    observe("host copies live in CPU memory",
+            all(t.device.type == "cpu" for entry in pool.host.values() for kv in entry for t in kv))

@@ -10,7 +10,7 @@ def test_stops_at_first_miss(observe):
     w = World(TieredPrefixCachingBlockPool, num_blocks=4, capacity=1)
     pool = w.pool
     x = w.name("X", toks(100, 3))
-    pool.free(w.run(x))
+    w.serve(x)
     held_f = w.run(w.name("F", toks(200, 2)))
     held_g = w.run(w.name("G", toks(300, 1)))
     observe("case 1: host keys", w.host_keys())
@@ -20,8 +20,8 @@ def test_stops_at_first_miss(observe):
     observe("case 1: counters added: queries, hits, offloaded, loaded", [a - b for a, b in zip(w.counters(), before)])
     observe("case 1: free_queue after", list(pool.free_queue))
     observe("case 1: host keys after", w.host_keys())
-    pool.free(held_f)
-    pool.free(held_g)
+    w.release(held_f)
+    w.release(held_g)
     observe("case 1: broken invariants", w.problems())
 
     # 2. X[0] on the GPU (in use), X[1] nowhere, X[2] in host.
@@ -31,12 +31,12 @@ def test_stops_at_first_miss(observe):
     blocks_x = w.run(x)
     pool.touch([blocks_x[0]])                             # a running request holds X[0]
     pool.free(blocks_x)
-    pool.free(w.run(w.name("F", toks(200, 3))))
-    pool.free(w.run(w.name("G", toks(300, 1))))           # X[1] goes to host
+    w.serve(w.name("F", toks(200, 3)))
+    w.serve(w.name("G", toks(300, 1)))           # X[1] goes to host
     pool.touch([blocks_x[2]])                             # keep X[2] on the GPU for now
-    pool.free(w.run(w.name("H", toks(400, 2))))           # X[1] evicted from host
+    w.serve(w.name("H", toks(400, 2)))           # X[1] evicted from host
     pool.free([blocks_x[2]])
-    pool.free(w.run(w.name("J", toks(500, 5))))           # X[2] goes to host
+    w.serve(w.name("J", toks(500, 5)))           # X[2] goes to host
     observe("case 2: host keys", w.host_keys())
     observe("case 2: GPU blocks of X[0..2]", [pool.hash_to_block.get(h) for h in pool.block_hashes(x)])
     before = w.counters()
@@ -63,6 +63,6 @@ def test_stops_at_first_miss(observe):
     observe("case 3: counters added: queries, hits, offloaded, loaded", [a - b for a, b in zip(w.counters(), before)])
     observe("case 3: host keys after", w.host_keys())
     observe("case 3: lookup(X) again returns", pool.lookup(x))
-    pool.free(held_f)
-    pool.free(held_g)
+    w.release(held_f)
+    w.release(held_g)
     observe("case 3: broken invariants", w.problems())

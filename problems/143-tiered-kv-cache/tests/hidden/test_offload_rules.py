@@ -11,25 +11,25 @@ def test_only_hashed_blocks_offloaded(observe):
     pool = w.pool
     p = w.name("P", toks(100, 2, extra=1))                # 2 full blocks + 1 token
     r = w.name("R", toks(300, 1))
-    pool.free(w.run(p))                                   # blocks 0, 1, 2 (2 is partial)
+    w.serve(p)                                   # blocks 0, 1, 2 (2 is partial)
     held_r = w.run(r)                                     # R[0] registered in block 3
     dup = pool.allocate(1)                                # the same prefix computed again:
     write(w.kv, dup[0], w.contents.of(r))                 # it stays anonymous
     pool.cache_blocks(dup, r)
     observe("the duplicate block's hash", pool.block_hash[dup[0]])
-    pool.free(dup)
+    w.release(dup)
     observe("num_offloaded before reuse", pool.num_offloaded)
 
-    pool.free(w.run(w.name("Q", toks(500, 5))))           # reuses 5, 0, 1, 2 and the duplicate
+    w.serve(w.name("Q", toks(500, 5)))           # reuses 5, 0, 1, 2 and the duplicate
     observe("host keys after Q", w.host_keys())
     observe("num_offloaded after Q", pool.num_offloaded)
     observe("host copies hold the KV of their prefixes", w.problems() == [])
     observe("no host key is None", None not in pool.host)
 
-    pool.free(held_r)
+    w.release(held_r)
     held = pool.allocate(2)                               # raw blocks, never registered
-    pool.free(held)
-    pool.free(w.run(w.name("S", toks(700, 6))))
+    w.release(held)
+    w.serve(w.name("S", toks(700, 6)))
     observe("host keys after S", w.host_keys())
     observe("num_offloaded after S", pool.num_offloaded)
     observe("broken invariants", w.problems())
@@ -45,17 +45,17 @@ def test_offload_once_while_resident(observe):
         def step(what):
             steps.append([what, pool.num_offloaded, pool.num_loaded, w.host_keys()])
 
-        pool.free(w.run(a)); step("serve A")
-        pool.free(reversed(w.run(w.name("B", toks(200, 3))))); step("serve B")  # A[0] to host
+        w.serve(a); step("serve A")
+        w.serve(w.name("B", toks(200, 3)), reverse=True); step("serve B")  # A[0] to host
         found = pool.lookup(a); step("lookup(A)")           # A[0] on the GPU again, and in host
         observe(f"capacity {capacity}: lookup(A) returns", found)
         observe(f"capacity {capacity}: content numbers in returned blocks", w.tags(found))
-        pool.free(w.run(a)); step("serve A again")
+        w.serve(a); step("serve A again")
         # C reuses all three blocks, A[0]'s last: with capacity 4 A[0] is still in host then.
-        pool.free(w.run(w.name("C", toks(300, 3)))); step("serve C")
+        w.serve(w.name("C", toks(300, 3))); step("serve C")
         found = pool.lookup(a); step("lookup(A) once more")
         observe(f"capacity {capacity}: lookup(A) once more returns", found)
-        pool.free(w.run(w.name("D", toks(400, 3)))); step("serve D")
+        w.serve(w.name("D", toks(400, 3))); step("serve D")
         observe(f"capacity {capacity}: after each step: what, num_offloaded, num_loaded, host keys", steps)
         observe(f"capacity {capacity}: broken invariants", w.problems())
 
@@ -88,15 +88,15 @@ def test_copies_not_views(observe):
     a = w.name("A", toks(100, 2))
     b = w.name("B", toks(200, 2))
     c = w.name("C", toks(300, 2))
-    pool.free(w.run(a))
-    pool.free(w.run(b))                                   # A's blocks are overwritten with B's KV
+    w.serve(a)
+    w.serve(b)                                   # A's blocks are overwritten with B's KV
     observe("host copies after B hold", [host_tag(e) for e in pool.host.values()])
     found = pool.lookup(a)                                # B's blocks overwritten with A's KV
     observe("lookup(A) returns", found)
     observe("content numbers in returned blocks", w.tags(found))
     observe("host keys", w.host_keys())
     observe("host copies after lookup(A) hold", [host_tag(e) for e in pool.host.values()])
-    pool.free(w.run(c))                                   # and again, with C's KV
+    w.serve(c)                                   # and again, with C's KV
     found = pool.lookup(b)
     observe("lookup(B) returns", found)
     observe("content numbers in returned blocks for B", w.tags(found))

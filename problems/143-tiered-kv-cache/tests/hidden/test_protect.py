@@ -12,7 +12,7 @@ def test_gpu_hits_protected(observe):
     blocks_x = w.run(x)                       # X[0..5] in blocks 0..5
     pool.free([blocks_x[i] for i in (1, 3, 5, 0, 2, 4)])
     filler = w.run(w.name("F", toks(500, 5)))  # reuses 6, 7 and X[1], X[3], X[5]'s blocks
-    pool.free(reversed(filler))
+    w.release(filler, reverse=True)
     observe("free_queue before the lookup", list(pool.free_queue))
     observe("host keys before the lookup", w.host_keys())
 
@@ -31,7 +31,7 @@ def test_gpu_hits_protected(observe):
     blocks = w.run(x + toks(900, 1))
     observe("block table of X + 1 block", blocks)
     observe("content numbers in it", w.tags(blocks))
-    pool.free(reversed(blocks))
+    w.release(blocks, reverse=True)
     observe("broken invariants at the end", w.problems())
 
     # A second round: the host hit comes first, the free GPU hits behind it lead free_queue.
@@ -39,7 +39,7 @@ def test_gpu_hits_protected(observe):
     y = w2.name("Y", toks(1000, 4))
     blocks_y = w2.run(y)
     w2.pool.free([blocks_y[i] for i in (0, 2, 1, 3)])
-    w2.pool.free(w2.run(w2.name("G", toks(2000, 3))))   # reuses 4, 5 and Y[0]'s block
+    w2.serve(w2.name("G", toks(2000, 3)))   # reuses 4, 5 and Y[0]'s block
     observe("round 2: free_queue before", list(w2.pool.free_queue))
     observe("round 2: host keys before", w2.host_keys())
     found = w2.pool.lookup(y)
@@ -55,11 +55,11 @@ def test_in_use_hits_keep_their_references(observe):
     pool = w.pool
     x = w.name("X", toks(100, 6))
 
-    pool.free(w.run(x))
+    w.serve(x)
     held = w.run(x[:8])                       # another request holds X[0], X[1]
     observe("the other request holds", held)
     filler = w.run(w.name("F", toks(500, 4)))  # reuses 6, 7 and X[2], X[3]'s blocks
-    pool.free(filler)
+    w.release(filler)
     observe("free_queue before the lookup", list(pool.free_queue))
     observe("host keys before the lookup", w.host_keys())
 
@@ -71,9 +71,9 @@ def test_in_use_hits_keep_their_references(observe):
     observe("queries, hits, offloaded, loaded", w.counters())
     observe("broken invariants", w.problems())
 
-    pool.free(held)
+    w.release(held)
     blocks = w.run(x)
     observe("block table of X, served", blocks)
-    pool.free(blocks)
+    w.release(blocks)
     observe("ref_cnt at the end", list(pool.ref_cnt))
     observe("broken invariants at the end", w.problems())

@@ -145,6 +145,21 @@ def run_prompt(pool, kv, contents, tokens):
     return blocks
 
 
+def serve(pool, kv, contents, tokens, reverse=False):
+    """Serve a prompt and finish it at once: its blocks are freed (the last one first if
+    `reverse`, as the engine does). Returns its block table, or None if it did not fit."""
+    blocks = run_prompt(pool, kv, contents, tokens)
+    if blocks is not None:
+        pool.free(list(reversed(blocks)) if reverse else blocks)
+    return blocks
+
+
+def release(pool, blocks, reverse=False):
+    """Finish a request: free its blocks (nothing if it never got any)."""
+    if blocks is not None:
+        pool.free(list(reversed(blocks)) if reverse else blocks)
+
+
 def names_of_hashes(pool, prompts):
     """hash -> a readable name such as "A[1]" (prompt A, its block 1), for the given prompts."""
     names = {}

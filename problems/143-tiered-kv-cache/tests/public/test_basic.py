@@ -1,7 +1,7 @@
 """The rules one at a time: LRU host memory, when not to offload, the lookup walk, counters, and
 what a lookup returns when it cannot get fresh blocks."""
 
-from fake_kv import Contents, FakeKV, host_copy_tag, names_of_hashes, run_prompt
+from fake_kv import Contents, FakeKV, host_copy_tag, names_of_hashes, release, run_prompt, serve
 from tiered import TieredPrefixCachingBlockPool
 
 BS = 4
@@ -22,14 +22,14 @@ def test_host_is_lru_with_capacity(observe):
     host = lambda: [names.get(h, "?") for h in pool.host]
 
     for p in (a, b, c):
-        pool.free(run_prompt(pool, kv, contents, p))
+        serve(pool, kv, contents, p)
     observe("free_queue after A, B, C", list(pool.free_queue))
 
     blocks_d = run_prompt(pool, kv, contents, d)  # reuses A's, B's and C's blocks, in that order
     observe("host keys after D (capacity 2)", host())
     observe("num_offloaded after D", pool.num_offloaded)
     observe("host copies hold content numbers", [host_copy_tag(e) for e in pool.host.values()])
-    pool.free(reversed(blocks_d))
+    release(pool, blocks_d, reverse=True)
 
     found = pool.lookup(b)  # a host hit is a use: B becomes most recently used
     observe("lookup(B) returns", found)
@@ -45,8 +45,8 @@ def test_when_not_to_offload(observe):
     # Capacity 0: the pool behaves like a plain prefix cache.
     pool, kv, contents = make(num_blocks=2, capacity=0)
     a, b = [1, 2, 3, 4], [5, 6, 7, 8, 9, 10, 11, 12]
-    pool.free(run_prompt(pool, kv, contents, a))
-    pool.free(run_prompt(pool, kv, contents, b))
+    serve(pool, kv, contents, a)
+    serve(pool, kv, contents, b)
     observe("capacity 0: num_offloaded", pool.num_offloaded)
     observe("capacity 0: host size", len(pool.host))
     observe("capacity 0: lookup(A) returns", pool.lookup(a))
@@ -58,8 +58,8 @@ def test_when_not_to_offload(observe):
     names = names_of_hashes(pool, {"P": p, "Q": q, "R": r})
     host = lambda: [names.get(h, "?") for h in pool.host]
 
-    pool.free(reversed(run_prompt(pool, kv, contents, p)))
-    pool.free(reversed(run_prompt(pool, kv, contents, q)))  # the partial block is not offloaded
+    serve(pool, kv, contents, p, reverse=True)
+    serve(pool, kv, contents, q, reverse=True)  # the partial block is not offloaded
     observe("after Q: num_offloaded", pool.num_offloaded)
     observe("after Q: host keys", host())
 
@@ -69,7 +69,7 @@ def test_when_not_to_offload(observe):
     observe("after lookup(P): host keys", host())
 
     # P[0] is now on the GPU again and still in host memory: reusing its block copies nothing.
-    pool.free(reversed(run_prompt(pool, kv, contents, r)))
+    serve(pool, kv, contents, r, reverse=True)
     observe("after R: num_offloaded", pool.num_offloaded)
     observe("after R: host keys", host())
     observe("after R: host copies hold content numbers", [host_copy_tag(e) for e in pool.host.values()])
@@ -83,9 +83,9 @@ def test_lookup_walk_and_counters(observe):
     names = names_of_hashes(pool, {"X": x, "Y": y, "Z": z})
     host = lambda: [names.get(h, "?") for h in pool.host]
 
-    pool.free(run_prompt(pool, kv, contents, x))
-    pool.free(reversed(run_prompt(pool, kv, contents, y)))  # reuses X[0]'s block
-    pool.free(run_prompt(pool, kv, contents, z))             # reuses X[1]'s block; X[0] is evicted
+    serve(pool, kv, contents, x)
+    serve(pool, kv, contents, y, reverse=True)  # reuses X[0]'s block
+    serve(pool, kv, contents, z)             # reuses X[1]'s block; X[0] is evicted
     observe("host keys", host())
     observe("GPU blocks holding X[0], X[1], X[2]", [pool.hash_to_block.get(h) for h in pool.block_hashes(x)])
 
@@ -101,7 +101,7 @@ def test_lookup_walk_and_counters(observe):
             [pool.num_queries - before[0], pool.num_hits - before[1], pool.num_loaded - before[2]])
 
     # A 2-block prompt reuses X[2]'s and Y[1]'s blocks: Y[0] stays on the GPU, Y[1] goes to host.
-    pool.free(run_prompt(pool, kv, contents, list(range(400, 408))))
+    serve(pool, kv, contents, list(range(400, 408)))
     observe("host keys after another prompt", host())
     before = [pool.num_queries, pool.num_hits, pool.num_loaded]
     found = pool.lookup(y + list(range(500, 504)))
@@ -119,7 +119,7 @@ def test_allocation_failure(observe):
     names = names_of_hashes(pool, {"A": a})
     host = lambda: [names.get(h, "?") for h in pool.host]
 
-    pool.free(reversed(run_prompt(pool, kv, contents, a)))
+    serve(pool, kv, contents, a, reverse=True)
     held_b = run_prompt(pool, kv, contents, list(range(200, 208)))  # reuses A[2]'s block, kept
     held_c = run_prompt(pool, kv, contents, list(range(300, 304)))  # reuses A[1]'s block, kept
     observe("host keys", host())
@@ -133,10 +133,10 @@ def test_allocation_failure(observe):
     observe("host keys after the failed reload", host())
     observe("num_hits, num_loaded, num_offloaded", [pool.num_hits, pool.num_loaded, pool.num_offloaded])
 
-    pool.free(held_c)
+    release(pool, held_c)
     observe("lookup(A) with one block to spare returns", pool.lookup(a))
 
-    pool.free(reversed(held_b))
+    release(pool, held_b, reverse=True)
     found = pool.lookup(a)
     observe("lookup(A) with enough blocks returns", found)
     observe("content numbers in returned blocks", [kv.tag(blk) for blk in found])
