@@ -1,0 +1,120 @@
+"""The bubblewrap command line: a private, mostly read-only view of the filesystem.
+
+Inside, the child sees only: the system's programs and libraries (/usr and the /bin, /lib*
+links), a few files from /etc (the dynamic linker cache, a generated passwd), the Python that
+runs it (venv and base install), the caller's read-only binds, the scratch dir (the only
+writable host path), a size-capped tmpfs on /tmp and /dev/shm, a fresh /proc and a minimal
+/dev. The root itself (bwrap's tmpfs holding the mount points) is remounted read-only.
+Every namespace is new (no network but a private loopback; its own pids, so killing bwrap
+kills the whole tree), all capabilities are dropped, the environment is exactly the one
+given. Host paths keep their absolute paths inside, so command lines need no translating.
+
+bwrap must be started *after* the parent has dropped to the sandbox uid: run as root without
+a user namespace it could remount a read-only bind writable.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import shutil
+import subprocess
+import sys
+from typing import Iterable, Sequence
+
+SYSTEM_DIRS = ("/usr",)
+SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
+             "/etc/alternatives", "/etc/nsswitch.conf")
+CUDA_SYS = ("/sys/devices", "/sys/bus/pci", "/sys/module/nvidia", "/sys/dev/char",
+            "/run/nvidia-persistenced")
+
+
+def find() -> str | None:
+    return shutil.which("bwrap")
+
+
+def features(path: str) -> dict[str, bool]:
+    """Which optional flags this bwrap understands (--size needs 0.5, --disable-userns 0.8)."""
+    try:
+        text = subprocess.run([path, "--help"], capture_output=True, text=True, timeout=5,
+                              stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.SubprocessError):
+        text = ""
+    return {"size": "--size" in text, "disable_userns": "--disable-userns" in text}
+
+
+def _depth(path: str) -> int:
+    return len([p for p in path.split("/") if p])
+
+
+def python_roots(argv0: str | None = None) -> list[str]:
+    """The install trees the interpreter needs: this process's venv and base Python, and the
+    venv of ``argv0`` when it is one. Trees under /usr are already bound."""
+    roots = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    if argv0 and os.path.isabs(argv0):
+        venv = os.path.dirname(os.path.dirname(argv0))
+        if os.path.exists(os.path.join(venv, "pyvenv.cfg")):
+            roots.add(venv)
+    return sorted(r for r in roots if r and r != "/" and not _under(r, "/usr"))
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def build(bwrap: str, argv: Sequence[str], *, scratch: str,
+          ro_binds: Iterable[tuple[str, str]], env: dict[str, str], tmp_bytes: int,
+          passwd: tuple[str, str] | None, device: str = "cpu",
+          feats: dict[str, bool] | None = None, seccomp_fd: int | None = None) -> list[str]:
+    feats = feats or {}
+    mounts: list[tuple[str, ...]] = []  # (option, *args, dest) - sorted by dest depth below
+
+    for d in SYSTEM_DIRS:
+        mounts.append(("--ro-bind", d, d))
+    for d in SYSTEM_LINKS:
+        if os.path.islink(d):
+            mounts.append(("--symlink", os.readlink(d), d))
+        elif os.path.isdir(d):
+            mounts.append(("--ro-bind", d, d))
+    for f in ETC_FILES:
+        if os.path.lexists(f):
+            mounts.append(("--ro-bind-try", f, f))
+    if passwd:
+        mounts.append(("--ro-bind", passwd[0], "/etc/passwd"))
+        mounts.append(("--ro-bind", passwd[1], "/etc/group"))
+    mounts.append(("--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"))
+    for root in python_roots(argv[0] if argv else None):
+        mounts.append(("--ro-bind", root, root))
+
+    size = ("--size", str(tmp_bytes)) if feats.get("size") else ()
+    mounts.append(("--proc", "/proc"))
+    mounts.append(("--dev", "/dev"))
+    mounts.append((*size, "--tmpfs", "/tmp"))
+    mounts.append((*size, "--tmpfs", "/dev/shm"))
+
+    if device == "cuda":
+        for node in sorted(glob.glob("/dev/nvidia*")):
+            mounts.append(("--dev-bind", node, node))
+        for p in CUDA_SYS:
+            if os.path.exists(p):
+                mounts.append(("--ro-bind-try", p, p))
+
+    mounts.append(("--bind", scratch, scratch))
+    for host, inside in ro_binds:
+        mounts.append(("--ro-bind", host, inside))
+
+    cmd = [bwrap, "--unshare-all"]
+    if feats.get("disable_userns"):
+        cmd += ["--unshare-user", "--disable-userns"]
+    cmd += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    for m in sorted(mounts, key=lambda m: _depth(m[-1])):  # parents before children
+        cmd += m
+    cmd += ["--remount-ro", "/"]  # bwrap's root is a tmpfs: nothing but the mounts is writable
+    cmd += ["--clearenv"]
+    for k, v in env.items():
+        cmd += ["--setenv", k, v]
+    if seccomp_fd is not None:
+        cmd += ["--seccomp", str(seccomp_fd)]
+    cmd += ["--chdir", scratch, "--", *argv]
+    return cmd

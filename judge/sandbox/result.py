@@ -1,0 +1,65 @@
+"""What a run ended as: the result record, and reading the exit status into verdict flags."""
+
+from __future__ import annotations
+
+import os
+import signal
+from dataclasses import dataclass, field
+
+from .limits import Limits
+
+MEMORY_SIGNS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc",
+                b"can't allocate memory", b"out of memory")
+SETUP_PREFIXES = {"bwrap": (b"bwrap: ",), "unshare": (b"unshare: ", b"setpriv: ")}
+
+
+@dataclass
+class SandboxResult:
+    returncode: int | None           # exit status; -N when killed by signal N (as subprocess)
+    signal: int | None               # the signal that ended the command, if one did
+    stdout: bytes
+    stderr: bytes
+    wall_s: float
+    cpu_s: float | None              # the tree's CPU time (cgroup) or the reaped children's
+    timed_out: bool = False
+    timeout_kind: str | None = None  # "wall" | "cpu"
+    memory_exceeded: bool = False
+    output_exceeded: bool = False
+    max_memory_bytes: int | None = None
+    setup_error: str | None = None   # the wrapper failed before the command ran
+    mode: str = "none"               # "bwrap" | "unshare" | "none"
+    uid: int | None = None
+    layers: dict = field(default_factory=dict)
+    missing_layers: list = field(default_factory=list)
+    warnings: list = field(default_factory=list)
+
+
+def classify(res: SandboxResult, status: int, stop: str | None, mode: str, limits: Limits,
+             oom: bool, hit_limit: bool) -> None:
+    """Fill in returncode/signal and the flags from the wait status of the direct child, why
+    the parent stopped it (``stop``: wall, cpu, output or None) and the cgroup's memory
+    events. Where no cgroup is there, a MemoryError-like last word on stderr counts too."""
+    if os.WIFSIGNALED(status):
+        res.signal = os.WTERMSIG(status)
+        res.returncode = -res.signal
+    else:
+        code = os.WEXITSTATUS(status)
+        res.returncode = code
+        if mode != "none" and 128 < code <= 128 + 64:  # bwrap and sh report signal N as 128+N
+            res.signal, res.returncode = code - 128, -(code - 128)
+    if res.returncode == 1 and mode in SETUP_PREFIXES and \
+            res.stderr.startswith(SETUP_PREFIXES[mode]):
+        res.setup_error = res.stderr.decode(errors="replace").strip()
+    if stop == "output":
+        res.output_exceeded = True
+    elif stop in ("wall", "cpu"):
+        res.timed_out, res.timeout_kind = True, stop
+    elif res.signal == signal.SIGXCPU or (res.signal == signal.SIGKILL and res.cpu_s
+                                          and res.cpu_s >= limits.cpu_s):
+        res.timed_out, res.timeout_kind = True, "cpu"
+    if not stop:
+        killed = res.signal == signal.SIGKILL
+        res.memory_exceeded = oom or (hit_limit and killed) or (
+            res.returncode != 0 and any(s in res.stderr[-4096:] for s in MEMORY_SIGNS))
+
+

@@ -1,0 +1,280 @@
+"""``run_sandboxed``: run one command under every layer that works here, and say what happened.
+
+How a run goes (Linux, as root, bwrap available):
+
+1. take a free slot uid (accounts), create the run's cgroups (cgroups), chown the scratch dir;
+2. start ``/bin/sh`` as that uid, blocked reading a "go" line on its stdin (the *gate*);
+3. the parent moves it into the cgroups and sets its rlimits with prlimit, then writes "go":
+   the gate execs bwrap, which execs the command. Everything the submission ever starts is
+   therefore inside the limits from its first instruction, without a pre-exec Python hook
+   (unsafe in a threaded parent) and without a second Python start;
+4. the parent reads stdout/stderr with a cap and watches the clocks (watch);
+5. at the end it kills what is left: bwrap (its pid namespace dies with it), the cgroup, and
+   every process of the slot's uid, and removes the cgroups.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import Iterable, Sequence
+
+from . import accounts, bwrap, cgroups, limits as limits_mod, seccomp, unshare
+from .layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
+from .limits import Limits
+from .result import SandboxResult, classify
+from .paths import check_reachable, normalize_binds
+from .watch import watch
+
+GATE = 'IFS= read -r go || exit 125; [ "$go" = go ] || exit 125; unset PWD OLDPWD; ' \
+       'exec "$@" </dev/null'
+BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
+            "OMP_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2"}
+# Processes of the wrapper itself that count against RLIMIT_NPROC/pids: bwrap's outer
+# process and its pid-1 reaper; for unshare, the unshare process (root, but in the cgroup).
+# A few more for zombies of earlier runs in the same slot that init has not reaped yet.
+WRAPPER_PROCS = {"bwrap": 2 + 4, "unshare": 1 + 4, "none": 0 + 4}
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up (a judge problem, not the submission's)."""
+
+
+def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str] = (),
+                  scratch: str | None = None, env: dict[str, str] | None = None,
+                  limits: Limits | None = None, device: str = "cpu", *,
+                  isolation: str = "auto") -> SandboxResult:
+    """Run ``argv`` with ``scratch`` as cwd and only writable place; see the module doc.
+
+    ``ro_binds``: (host_path, inside_path) pairs or plain paths (same path inside). Without
+    bwrap nothing is hidden, and a bind cannot move a path: use the same path inside.
+    ``isolation``: "auto" (the best that works), or "bwrap" / "unshare" / "none" to force one.
+    """
+    limits = limits or Limits()
+    if not argv:
+        raise ValueError("argv is empty")
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
+    probe = probe_layers()
+    mode = probe.mode if isolation == "auto" else isolation
+    if mode not in ("bwrap", "unshare", "none"):
+        raise ValueError(f"unknown isolation {isolation!r}")
+    if mode != "none" and not probe.layers.get(mode):
+        raise SandboxError(f"isolation {mode!r} does not work here: {probe.details.get(mode)}")
+    if scratch is None or not os.path.isdir(scratch):
+        raise SandboxError(f"scratch dir {scratch} does not exist")
+    scratch = os.path.abspath(scratch)
+    binds = normalize_binds(ro_binds)
+    warnings = []
+    if mode != "bwrap":
+        warnings += [f"{h} cannot be shown at {i} without bwrap; it is at {h}"
+                     for h, i in binds if h != i]
+    child_env = _environment(env, scratch, private_tmp=mode == "bwrap")
+
+    with accounts.acquire() as acct:
+        if acct.dropped:
+            os.chown(scratch, acct.uid, acct.gid)
+            os.chmod(scratch, 0o700)
+            needed = [scratch] + [h for h, _ in binds] + bwrap.python_roots(argv[0])
+            if os.path.isabs(argv[0]):
+                needed.append(argv[0])
+            problem = check_reachable(needed, acct.uid, acct.gid)
+            if problem:
+                raise SandboxError(problem)
+        return _run(argv, probe, mode, acct, scratch, binds, child_env, limits, device,
+                    warnings)
+
+
+def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) -> dict:
+    out = dict(BASE_ENV, HOME=scratch)
+    if not private_tmp:
+        out["TMPDIR"] = scratch
+    for k, v in (env or {}).items():
+        if not isinstance(k, str) or not isinstance(v, str) or not k or "=" in k \
+                or "\0" in k + v:
+            raise ValueError(f"bad environment entry {k!r}={v!r}")
+        out[k] = v
+    return out
+
+
+def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, device,
+         warnings) -> SandboxResult:
+    layers = dict(probe.layers)
+    hardened = acct.dropped and accounts.drop_prefix(acct, harden=True) is not None
+    layers.update(mode_layers(mode, hardened, probe.bwrap_features), mode=mode,
+                  device=device)
+    wrapper = WRAPPER_PROCS[mode]
+    group = None
+    if probe.hierarchy:
+        try:
+            group = cgroups.RunGroup.create(probe.hierarchy, limits.memory_bytes,
+                                            limits.processes + wrapper)
+        except OSError as e:
+            warnings.append(f"could not create the run's cgroup ({e}); using rlimits")
+    h = group.hierarchy if group else None
+    layers.update(cgroup=h.version if h else None, cgroup_memory=bool(h and h.has_memory),
+                  cgroup_pids=bool(h and h.has_pids))
+    nproc = _nproc(acct, limits.processes + wrapper)
+    if nproc is None:
+        warnings.append("RLIMIT_NPROC not set: this uid is shared and its processes cannot "
+                        "be counted here")
+    rl = limits_mod.rlimits_for(limits, nproc=nproc, address_space=not layers["cgroup_memory"],
+                                cuda=device == "cuda")
+    layers["memory_limit"] = (f"cgroup-{h.version}" if layers["cgroup_memory"] else
+                              ("none (cuda)" if device == "cuda" else "rlimit_as"))
+    layers["rlimit_nproc"] = nproc is not None
+    layers["seccomp"] = bool(mode == "bwrap" and layers.get("seccomp"))
+
+    fds: list[int] = []
+    proc = None
+    try:
+        cmd, popen_env, cwd, user, pass_fds = _command(probe, mode, acct, argv, scratch, binds,
+                                                       env, limits, device, layers, fds)
+        rl_in_child = not limits_mod.can_prlimit() or bool(user)
+        # a pre-exec hook only where prlimit or setpriv are missing (macOS: no threads there)
+        preexec = (lambda: limits_mod.apply_to_self(rl)) if rl_in_child else None
+        gate_r, gate_w = _pipe(fds)
+        out_r, out_w = _pipe(fds)
+        err_r, err_w = _pipe(fds)
+        proc = subprocess.Popen(["/bin/sh", "-c", GATE, "judge-gate", *cmd],
+                                stdin=gate_r, stdout=out_w, stderr=err_w, cwd=cwd,
+                                env=popen_env, preexec_fn=preexec, pass_fds=pass_fds, **user,
+                                **_session())
+        for fd in (gate_r, out_w, err_w, *pass_fds):  # the child's copies are enough
+            _close(fd, fds)
+        if group:
+            group.add(proc.pid)
+        if not rl_in_child:
+            limits_mod.apply_to_pid(proc.pid, rl)
+        os.write(gate_w, b"go\n")
+        _close(gate_w, fds)
+        start = time.monotonic()
+        w = watch(proc.pid, out_r, err_r, deadline=start + limits.wall_s,
+                  cap=limits.output_bytes, cpu_limit_s=limits.cpu_s,
+                  tree_cpu_s=group.cpu_s if group else None)
+        if w.status is None:  # still running: stopped by a limit
+            _kill(proc.pid)
+            _, w.status, w.rusage = os.wait4(proc.pid, 0)
+        proc.returncode = 0  # reaped by us: keep Popen from ever waiting on a recycled pid
+        wall = time.monotonic() - start
+    except BaseException as e:
+        if proc is not None and proc.returncode is None:
+            _kill(proc.pid)
+            os.waitpid(proc.pid, 0)
+            proc.returncode = -9
+        _cleanup(group, acct, None)
+        if isinstance(e, OSError):
+            raise SandboxError(f"could not run the sandbox: {e}") from e
+        raise
+    finally:
+        for fd in list(fds):  # the output pipes are closed only after the kill: no EPIPE
+            _close(fd, fds)
+
+    tree_cpu = group.cpu_s() if group else None
+    oom, hit_limit, peak = group.memory_stats() if layers["cgroup_memory"] else (0, 0, None)
+    if _cleanup(group, acct, proc.pid if mode == "none" else None):
+        warnings.append("some processes of the run could not be killed")
+    res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
+                        mode=mode, uid=acct.uid if acct.dropped else None,
+                        max_memory_bytes=peak, warnings=warnings)
+    # Without a cgroup: the reaped tree's CPU time. bwrap's outer process does not wait for
+    # its pid-1 process, so there it would read ~0 and is left unknown.
+    if res.cpu_s is None and w.rusage is not None and mode != "bwrap":
+        res.cpu_s = w.rusage.ru_utime + w.rusage.ru_stime
+    classify(res, w.status, w.stop, mode, limits, bool(oom), bool(hit_limit))
+    res.layers = layers
+    res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]
+    return res
+
+
+def _command(probe: Probe, mode, acct, argv, scratch, binds, env, limits: Limits, device,
+             layers, fds):
+    """(the command after the gate, Popen's env, cwd, uid-drop kwargs, fds to pass)."""
+    drop = accounts.drop_prefix(acct, harden=mode != "bwrap")  # None: setpriv is missing
+    user = dict(user=acct.uid, group=acct.gid, extra_groups=[]) \
+        if acct.dropped and drop is None else {}  # no setpriv: Popen drops the uid
+    if mode == "bwrap":
+        filter_fd = None
+        if layers["seccomp"]:
+            filter_fd = seccomp.program_fd()
+            fds.append(filter_fd)
+        cmd = (drop or []) + bwrap.build(
+            probe.bwrap_path, argv, scratch=scratch, ro_binds=binds, env=env,
+            tmp_bytes=limits.tmp_mb * limits_mod.MIB, device=device,
+            feats=probe.bwrap_features, seccomp_fd=filter_fd,
+            passwd=accounts.passwd_files() if acct.dropped else None)
+        return cmd, {"PATH": "/usr/bin:/bin"}, "/", user, \
+            (filter_fd,) if filter_fd is not None else ()
+    if mode == "unshare":
+        if drop is None:
+            raise SandboxError("the unshare fallback needs setpriv (util-linux)")
+        return unshare.build(probe.unshare_tools, argv, drop=drop), env, scratch, user, ()
+    return (drop or []) + list(argv), env, scratch, user, ()
+
+
+def _pipe(fds: list[int]) -> tuple[int, int]:
+    r, w = os.pipe()
+    fds += [r, w]
+    return r, w
+
+
+def _session() -> dict:
+    """A new session only when we have a controlling terminal the child could push input
+    into (TIOCSTI); otherwise a new process group, which keeps Popen on its fast vfork path.
+    bwrap makes its own new session either way."""
+    global _HAVE_TTY
+    if _HAVE_TTY is None:
+        try:
+            os.close(os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY))
+            _HAVE_TTY = True
+        except OSError:
+            _HAVE_TTY = False
+    return {"start_new_session": True} if _HAVE_TTY else {"process_group": 0}
+
+
+_HAVE_TTY: bool | None = None
+
+
+def _nproc(acct, n: int) -> int | None:
+    if acct.dropped:
+        return n
+    if not sys.platform.startswith("linux"):
+        return None
+    return n + len(accounts.pids_of_uid(acct.uid)) + 8  # our uid is shared: allow what exists
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _close(fd: int, fds: list[int] | None = None) -> None:
+    if fds is not None:
+        if fd not in fds:
+            return
+        fds.remove(fd)
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _cleanup(group, acct, pgid: int | None) -> bool:
+    """Kill everything left of the run; True if something survived."""
+    left = False
+    if pgid is not None:
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    if group:
+        left |= not group.kill()
+        group.remove()
+    if acct.dropped:
+        left |= not accounts.kill_uid(acct.uid)
+    return left

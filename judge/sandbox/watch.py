@@ -1,0 +1,115 @@
+"""The parent's side of a run: read the child's output with a cap, and enforce the clocks.
+
+One thread, one selector over stdout, stderr and (on Linux) a pidfd that becomes readable
+when the child exits. The loop stops at the first of: the child exited and its pipes are
+closed; the wall-clock deadline; more output than allowed (the parent stops reading, so its
+memory stays bounded by the cap); the tree's CPU time (from the cgroup, when there is one)
+past the limit. The caller then kills whatever is left.
+"""
+
+from __future__ import annotations
+
+import os
+import selectors
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+CHUNK = 65536
+EXIT_GRACE_S = 0.2   # pipes still open this long after the child exited: leftovers hold them
+CPU_POLL_S = 0.25
+
+
+@dataclass
+class Watch:
+    stdout: bytearray = field(default_factory=bytearray)
+    stderr: bytearray = field(default_factory=bytearray)
+    stop: str | None = None          # "wall" | "cpu" | "output" | None (the child exited)
+    status: int | None = None        # from wait4, when the child was reaped inside the loop
+    rusage: object | None = None
+
+
+def _reap(pid: int, w: Watch) -> bool:
+    try:
+        got, status, ru = os.wait4(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    if got == pid:
+        w.status, w.rusage = status, ru
+        return True
+    return False
+
+
+def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
+          cpu_limit_s: float | None = None,
+          tree_cpu_s: Callable[[], float | None] | None = None) -> Watch:
+    """Run the loop described above. The caller closes ``out_fd`` and ``err_fd``."""
+    w = Watch()
+    sel = selectors.DefaultSelector()
+    bufs = {out_fd: w.stdout, err_fd: w.stderr}
+    for fd in bufs:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ, "pipe")
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(pid)
+            sel.register(pidfd, selectors.EVENT_READ, "exit")
+        except OSError:
+            pidfd = None
+    open_pipes = set(bufs)
+    total = 0
+    exited = False
+    exited_at = 0.0
+    next_cpu = time.monotonic() + CPU_POLL_S
+    poll_cpu = cpu_limit_s is not None and tree_cpu_s is not None
+
+    try:
+        while True:
+            now = time.monotonic()
+            if now >= deadline:
+                w.stop = "wall"
+                break
+            timeout = deadline - now
+            if poll_cpu or pidfd is None:
+                timeout = min(timeout, max(0.0, next_cpu - now) if poll_cpu else 0.02)
+            if exited:
+                timeout = min(timeout, max(0.0, exited_at + EXIT_GRACE_S - now))
+            for key, _ in sel.select(timeout):
+                if key.data == "exit":
+                    sel.unregister(key.fd)
+                    if not exited and _reap(pid, w):
+                        exited, exited_at = True, time.monotonic()
+                    continue
+                fd = key.fd
+                try:
+                    chunk = os.read(fd, min(CHUNK, cap - total + 1))
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    sel.unregister(fd)
+                    open_pipes.discard(fd)
+                    continue
+                room = cap - total
+                bufs[fd] += chunk[:max(0, room)]
+                total += len(chunk)
+                if total > cap:
+                    w.stop = "output"
+                    break
+            if w.stop:
+                break
+            if pidfd is None and not exited and _reap(pid, w):
+                exited, exited_at = True, time.monotonic()
+            if exited and (not open_pipes or time.monotonic() >= exited_at + EXIT_GRACE_S):
+                break
+            if poll_cpu and time.monotonic() >= next_cpu:
+                next_cpu = time.monotonic() + CPU_POLL_S
+                used = tree_cpu_s()
+                if used is not None and used > cpu_limit_s + 0.5:
+                    w.stop = "cpu"
+                    break
+    finally:
+        sel.close()
+        if pidfd is not None:
+            os.close(pidfd)
+    return w
