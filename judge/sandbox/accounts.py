@@ -100,8 +100,8 @@ def acquire(wait_s: float = 30.0) -> Iterator[Account]:
     d = os.path.join(state_dir(), "slots")
     os.makedirs(d, mode=0o700, exist_ok=True)
     deadline = time.monotonic() + wait_s
-    # Round-robin over the slots: a uid is reused as late as possible, after the zombies a
-    # run may leave for init to reap (they still count against RLIMIT_NPROC) are gone.
+    # Round-robin over the slots: a uid is reused as late as possible, so whatever a run
+    # left behind (a dying process, a zombie not yet reaped) is long gone by then.
     start = (os.getpid() * 7 + next(_rotation)) % SLOTS
     while True:
         for i in range(SLOTS):
@@ -154,8 +154,7 @@ def drop_prefix(acct: Account, *, harden: bool) -> list[str] | None:
 def pids_of_uid(uid: int) -> list[int]:
     """Live (not zombie) processes whose /proc entry belongs to ``uid``; empty off Linux.
 
-    Zombies are skipped: they cannot be killed, only reaped by their parent. bwrap's pid-1
-    process regularly becomes one after the run, reparented to the host's init.
+    Zombies are skipped: they cannot be killed, only reaped by their parent.
     """
     out = []
     try:

@@ -107,7 +107,9 @@ def build(bwrap: str, argv: Sequence[str], *, scratch: str,
     cmd = [bwrap, "--unshare-all"]
     if feats.get("disable_userns"):
         cmd += ["--unshare-user", "--disable-userns"]
-    cmd += ["--die-with-parent", "--new-session", "--cap-drop", "ALL", "--hostname", "sandbox"]
+    # --as-pid-1: argv starts with our own pid-1 shell (pid1.py), which bwrap then reaps
+    cmd += ["--as-pid-1", "--die-with-parent", "--new-session", "--cap-drop", "ALL",
+            "--hostname", "sandbox"]
     for m in sorted(mounts, key=lambda m: _depth(m[-1])):  # parents before children
         cmd += m
     cmd += ["--remount-ro", "/"]  # bwrap's root is a tmpfs: nothing but the mounts is writable

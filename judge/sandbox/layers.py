@@ -15,7 +15,7 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from . import accounts, bwrap, cgroups, seccomp, unshare
+from . import accounts, bwrap, cgroups, pid1, seccomp, unshare
 from .paths import check_reachable
 
 # Layers whose absence weakens isolation; these are listed in ``missing``.
@@ -129,7 +129,8 @@ def _probe() -> Probe:
             def try_bwrap(with_seccomp: bool) -> tuple[bool, str]:
                 fd = seccomp.program_fd() if with_seccomp else None
                 try:
-                    cmd = bwrap.build(bw_path, py, scratch=tmp, ro_binds=[], tmp_bytes=1 << 20,
+                    cmd = bwrap.build(bw_path, pid1.wrap(py), scratch=tmp, ro_binds=[],
+                                      tmp_bytes=1 << 20,
                                       env={"PATH": "/usr/bin"}, device="cpu", feats=feats,
                                       passwd=accounts.passwd_files() if acct.dropped else None,
                                       seccomp_fd=fd)
@@ -161,7 +162,8 @@ def _probe() -> Probe:
 
         tools = unshare.find() if linux else None
         if tools:
-            cmd = unshare.build(tools, py, drop=accounts.drop_prefix(acct, harden=True) or [])
+            cmd = unshare.build(tools, pid1.wrap(py),
+                                drop=accounts.drop_prefix(acct, harden=True) or [])
             ok, msg = _try(cmd, env={"PATH": "/usr/bin:/bin"}, cwd=tmp)
             L["unshare"] = ok
             D["unshare"] = ("util-linux unshare + setpriv work (the fallback when bwrap "

@@ -22,7 +22,7 @@ import sys
 import time
 from typing import Iterable, Sequence
 
-from . import accounts, bwrap, cgroups, limits as limits_mod, seccomp, unshare
+from . import accounts, bwrap, cgroups, limits as limits_mod, pid1, seccomp, unshare
 from .layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
 from .limits import Limits
 from .result import SandboxResult, classify
@@ -33,10 +33,10 @@ GATE = 'IFS= read -r go || exit 125; [ "$go" = go ] || exit 125; unset PWD OLDPW
        'exec "$@" </dev/null'
 BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
             "OMP_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2"}
-# Processes of the wrapper itself that count against RLIMIT_NPROC/pids: bwrap's outer
-# process and its pid-1 reaper; for unshare, the unshare process (root, but in the cgroup).
-# A few more for zombies of earlier runs in the same slot that init has not reaped yet.
-WRAPPER_PROCS = {"bwrap": 2 + 4, "unshare": 1 + 4, "none": 0 + 4}
+# Processes of the wrapper itself that count against RLIMIT_NPROC and pids.max: bwrap's
+# outer process and the pid-1 shell; for unshare, unshare itself (root, but in the cgroup)
+# and the shell. Plus a little slack.
+WRAPPER_PROCS = {"bwrap": 2 + 2, "unshare": 2 + 2, "none": 0 + 2}
 
 
 class SandboxError(RuntimeError):
@@ -202,7 +202,7 @@ def _command(probe: Probe, mode, acct, argv, scratch, binds, env, limits: Limits
             filter_fd = seccomp.program_fd()
             fds.append(filter_fd)
         cmd = (drop or []) + bwrap.build(
-            probe.bwrap_path, argv, scratch=scratch, ro_binds=binds, env=env,
+            probe.bwrap_path, pid1.wrap(argv), scratch=scratch, ro_binds=binds, env=env,
             tmp_bytes=limits.tmp_mb * limits_mod.MIB, device=device,
             feats=probe.bwrap_features, seccomp_fd=filter_fd,
             passwd=accounts.passwd_files() if acct.dropped else None)
@@ -211,7 +211,8 @@ def _command(probe: Probe, mode, acct, argv, scratch, binds, env, limits: Limits
     if mode == "unshare":
         if drop is None:
             raise SandboxError("the unshare fallback needs setpriv (util-linux)")
-        return unshare.build(probe.unshare_tools, argv, drop=drop), env, scratch, user, ()
+        return (unshare.build(probe.unshare_tools, pid1.wrap(argv), drop=drop), env, scratch,
+                user, ())
     return (drop or []) + list(argv), env, scratch, user, ()
 
 

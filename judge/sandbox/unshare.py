@@ -16,13 +16,6 @@ from typing import Sequence
 
 NS_FLAGS = ["--net", "--pid", "--fork", "--kill-child", "--mount-proc", "--ipc", "--uts"]
 HARDEN = ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-# The first process of a pid namespace ignores signals it has no handler for (SIGXCPU from
-# RLIMIT_CPU, SIGTERM...), so the command must not be it: a shell is pid 1 and waits for it,
-# exiting with its status (128+N when signal N ended it, as bwrap reports it).
-# The shell's own stderr goes to /dev/null (it would report "Killed" there); the command's is
-# the original one, kept on fd 3 meanwhile.
-INIT = ["/bin/sh", "-c", 'exec 3>&2 2>/dev/null; "$@" 2>&3 3>&- & wait $!', "judge-init"]
-
 
 def find() -> tuple[str, str] | None:
     u, s = shutil.which("unshare"), shutil.which("setpriv")
@@ -30,9 +23,10 @@ def find() -> tuple[str, str] | None:
 
 
 def build(tools: tuple[str, str], argv: Sequence[str], *, drop: list[str]) -> list[str]:
-    """``drop``: the setpriv prefix that changes uid (empty when we are not root)."""
+    """``drop``: the setpriv prefix that changes uid (empty when we are not root).
+    ``argv`` should start with the pid-1 shell (pid1.py): unshare makes it pid 1."""
     unshare, setpriv = tools
     if drop:
-        return [unshare, *NS_FLAGS, "--", *drop, *INIT, *argv]
+        return [unshare, *NS_FLAGS, "--", *drop, *argv]
     return [unshare, "--user", "--map-root-user", *NS_FLAGS, "--", setpriv, *HARDEN, "--",
-            *INIT, *argv]
+            *argv]
