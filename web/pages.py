@@ -116,13 +116,18 @@ def problem_page(request: Request, ref: str):
     p = ctx.catalog.get(ref)
     if p is None:
         return render_error_page(request, 404, f"There is no problem '{ref}'.")
+    timeout_s = ctx.settings.browser_run_timeout_s
+    try:  # ?run_timeout=N: a different limit for Run in this page (tests, slow machines)
+        timeout_s = min(600.0, max(1.0, float(request.query_params["run_timeout"])))
+    except (KeyError, ValueError):
+        pass
     statements = {lang: render_markdown(p.statement(lang)) for lang in (p.languages() or ["en"])}
     config = {
         "problem": p.id, "slug": p.slug, "module": p.module, "browser": p.browser,
         "download_name": f"{p.id}-{p.slug}.py", "api": f"/api/problems/{p.id}",
         "worker": ctx.build.get("worker_url"), "pyodide": ctx.build.get("pyodide_url"),
         "wheels": ctx.build.get("wheels", []),
-        "editor_wheels": ctx.build.get("editor_wheels", []), "timeout_s": ctx.settings.browser_run_timeout_s,
+        "editor_wheels": ctx.build.get("editor_wheels", []), "timeout_s": timeout_s,
         "max_code_bytes": ctx.settings.max_code_bytes, "lang": pick_lang(request),
     }
     return render(request, "problem.html", p=p, statements=statements,

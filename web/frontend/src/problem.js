@@ -23,7 +23,7 @@ const submitBtn = $("submit");
 const timings = (window.kvpTimings = { pageStartMs: performance.timeOrigin });
 
 let problem = null; // GET /api/problems/{id}
-const py = new PyWorker(config, {
+const py = (window.kvpPy = new PyWorker(config, {
   onStatus: (text) => (statusLine.textContent = text),
   onReady: (ms) => {
     timings.pythonReadyMs = performance.now();
@@ -41,7 +41,7 @@ const py = new PyWorker(config, {
     statusLine.textContent = `Python could not start in this browser: ${message}. Submit still works.`;
     statusLine.classList.add("error");
   },
-});
+}));
 
 // ------------------------------------------------------------------ the editor
 
@@ -60,6 +60,7 @@ const view = new EditorView({
     lintGutter(),
     signatureHelp(py),
     EditorView.updateListener.of((u) => {
+      if (u.focusChanged && u.view.hasFocus) py.wantEditor();
       if (u.docChanged) {
         clearTimeout(saveTimer);
         saveTimer = setTimeout(saveDraft, 400);
@@ -86,7 +87,7 @@ async function jediCompletions(ctx) {
   if (!py.editorReady || (!ctx.explicit && (!word || word.from === word.to))) return null;
   const pos = ctx.pos;
   const line = ctx.state.doc.lineAt(pos);
-  const items = await py.ask("complete", { code: ctx.state.doc.toString(), line: line.number, col: pos - line.from }, 1500);
+  const items = await py.ask("complete", { code: ctx.state.doc.toString(), line: line.number, col: pos - line.from }, 5000);
   if (!items || !items.length) return null;
   const dot = word.text.lastIndexOf(".");
   return {
@@ -158,6 +159,7 @@ async function runTests() {
   }
   box.dataset.done = "1";
   updateRunButton();
+  py.wantEditor();
 }
 
 // ------------------------------------------------------------------ Submit
@@ -227,6 +229,13 @@ for (const a of document.querySelectorAll("[data-stmt-lang]")) {
     document.cookie = `kvp_lang=${lang}; path=/; max-age=31536000; samesite=lax`;
   });
 }
+// Ctrl/Cmd+Enter runs from anywhere on the page (the editor handles it itself when focused).
+document.addEventListener("keydown", (ev) => {
+  if ((ev.ctrlKey || ev.metaKey) && ev.key === "Enter" && !ev.defaultPrevented) {
+    ev.preventDefault();
+    runTests();
+  }
+});
 py.onBusy = updateRunButton;
 if (!config.browser) {
   statusLine.textContent = "This problem's tests need torch: Run is off, Submit grades it on the server.";

@@ -12,6 +12,19 @@ export class PyWorker {
     this.pending = new Map();
     this.nextId = 1;
     this.onBusy = () => {};
+    this.editorWanted = false;
+  }
+
+  // Load completion (jedi) now; called when the student starts editing or after a Run.
+  wantEditor() {
+    if (this.editorWanted) return;
+    this.editorWanted = true;
+    if (this.worker) this._sendEditor();
+  }
+
+  _sendEditor() {
+    const abs = (u) => new URL(u, location.href).href;
+    this.worker.postMessage({ type: "load-editor", editorWheels: (this.config.editor_wheels || []).map(abs) });
   }
 
   start() {
@@ -27,9 +40,9 @@ export class PyWorker {
       type: "init",
       pyodideURL: base,
       wheels: this.config.wheels.map(abs),
-      editorWheels: (this.config.editor_wheels || []).map(abs),
     });
     if (this.files) w.postMessage({ type: "files", ...this.files });
+    if (this.editorWanted) this._sendEditor();
   }
 
   setFiles(module, handbook) {

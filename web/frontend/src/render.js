@@ -95,9 +95,10 @@ export function renderReport(container, report, { origin = "server", note = null
     const body = el("tbody");
     for (const t of tests) {
       const f = t.failure;
-      const detail = f && (f.label || f.message)
-        ? el("div", { class: "row-detail" }, f.label ? `${f.label}` : "", f.label && f.message ? " — " : "", f.message || "")
-        : null;
+      let text = "";
+      if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${f.label} — ${f.message}`;
+      else if (f) text = f.message || f.label || "";
+      const detail = text ? el("div", { class: "row-detail" }, text) : null;
       body.append(el("tr", { class: `row-${t.verdict}`, "data-test": t.name },
         el("td", {}, verdictBadge(t.verdict)),
         el("td", { class: "tname" }, el("code", {}, t.name), detail),

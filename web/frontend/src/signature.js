@@ -60,7 +60,7 @@ export function signatureHelp(py) {
       const state = view.state;
       const pos = state.selection.main.head;
       const line = state.doc.lineAt(pos);
-      const sigs = await py.ask("signature", { code: state.doc.toString(), line: line.number, col: pos - line.from }, 1500);
+      const sigs = await py.ask("signature", { code: state.doc.toString(), line: line.number, col: pos - line.from }, 5000);
       if (mine !== seq || view.state.selection.main.head !== pos) return;
       const current = view.state.field(sigField);
       if (sigs && sigs.length) view.dispatch({ effects: setSig.of({ pos, sigs }) });

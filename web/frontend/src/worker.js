@@ -1,7 +1,7 @@
 // The page's Python: Pyodide in a module Web Worker. The page terminates this worker when a run
 // takes too long (an endless loop cannot be interrupted otherwise) and starts a fresh one.
 //
-// Messages in:  init {pyodideURL, wheels, editorWheels}, files {module, handbook},
+// Messages in:  init {pyodideURL, wheels}, load-editor {editorWheels}, files {module, handbook},
 //               run {id, spec}, complete {id, code, line, col}, signature {id, code, line, col},
 //               lint {id, code}
 // Messages out: status {text}, ready {ms}, editor-ready {ms}, result {id, result},
@@ -61,7 +61,7 @@ function post(msg) {
   self.postMessage(msg);
 }
 
-async function init({ pyodideURL, wheels, editorWheels }) {
+async function init({ pyodideURL, wheels }) {
   const t0 = performance.now();
   post({ type: "status", text: "Loading Python (Pyodide)…" });
   const { loadPyodide } = await import(/* @vite-ignore */ `${pyodideURL}pyodide.mjs`);
@@ -74,11 +74,13 @@ async function init({ pyodideURL, wheels, editorWheels }) {
     `import sys\nsys.path.insert(0, "${HOME}")\nimport kvp_runner, pytest\n` + EDITOR_PY,
   );
   post({ type: "ready", ms: performance.now() - t0 });
-  // Completion comes second and does not hold up runs: jedi is fetched while runs may go on.
-  if (editorWheels && editorWheels.length) loadEditor(editorWheels, t0);
 }
 
-async function loadEditor(editorWheels, t0) {
+// Completion comes second: the page asks for it once the student starts editing, so that
+// unpacking jedi (4.8 MB) does not delay the first Run.
+async function loadEditor(editorWheels) {
+  const t0 = performance.now();
+  if (editorReady || !editorWheels || !editorWheels.length) return;
   try {
     await py.loadPackage(editorWheels, { messageCallback: () => {}, errorCallback: () => {} });
     py.runPython("import jedi");
@@ -128,6 +130,9 @@ async function handle(msg) {
         break;
       case "files":
         setFiles(msg);
+        break;
+      case "load-editor":
+        await loadEditor(msg.editorWheels);
         break;
       case "run":
         run(msg);

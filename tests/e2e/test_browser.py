@@ -1,0 +1,258 @@
+"""End to end in a real browser: Debian's Chromium driven by Playwright for Python, the platform
+served on loopback by `python -m web.cli serve` in a child process, graded by the real core.
+
+Open the problem, find the starter in the editor, Run the public tests in the page, paste a
+correct solution, Run, Submit, watch the live progress and the AC; submit the known bug and see
+WA with its first divergence. Screenshots of each step (and the measured times) go to
+artifacts/screenshots/ (or $KVP_ARTIFACTS), printed at the end.
+
+Problem 143 is used once its folder is complete; until then the web fixture problem 901.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from web.app import front_end_build
+from web.settings import REPO_ROOT
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+P143 = REPO_ROOT / "problems" / "143-tiered-kv-cache"
+FIXTURE = Path(__file__).resolve().parent / "fixtures" / "problems"
+
+
+def _target():
+    """(problems dir or None for the default, problem id, accepted file, wrong-answer file)."""
+    if (P143 / "problem.toml").is_file() and (P143 / "statement.en.md").is_file():
+        return (None, "143", P143 / "submissions/accepted/host_store.py",
+                P143 / "submissions/wrong_answer/unprotected_hits.py")
+    return (FIXTURE, "901", FIXTURE / "901-toy-lru/submissions/accepted/lru_plain_dict.py",
+            FIXTURE / "901-toy-lru/submissions/wrong_answer/get_does_not_refresh.py")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def shots():
+    out = Path(os.environ.get("KVP_ARTIFACTS") or REPO_ROOT / "artifacts" / "screenshots")
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    yield out
+    print(f"\nscreenshots and timings: {out}")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
+    if not front_end_build()["ok"]:
+        subprocess.run(["bash", str(REPO_ROOT / "scripts/build_frontend.sh")], check=True)
+    problems, *_ = _target()
+    data = tmp_path_factory.mktemp("web-data")
+    port = _free_port()
+    cmd = [sys.executable, "-m", "web.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
+           "--data", str(data), "--workers", "1", "--log-level", "warning"]
+    if problems is not None:
+        cmd += ["--problems", str(problems)]
+    log = open(data / "server.log", "w")
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            urllib.request.urlopen(base + "/api/problems", timeout=2).read()
+            break
+        except OSError:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail("the server did not start:\n" + (data / "server.log").read_text())
+            time.sleep(0.2)
+    yield base
+    proc.terminate()
+    try:
+        proc.wait(15)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
+        yield b
+        b.close()
+
+
+def _paste(page, text: str) -> None:
+    page.click(".cm-content")
+    page.keyboard.press("Control+A")
+    page.keyboard.insert_text(text)
+    assert page.evaluate("window.kvpEditor.state.doc.toString()") == text
+
+
+def _run(page) -> dict:
+    page.evaluate("document.querySelector('#results').replaceChildren()")
+    page.keyboard.press("Control+Enter")  # the Run shortcut
+    page.wait_for_selector(".run-result[data-done]", timeout=120_000)
+    return {"verdict": page.inner_text(".run-result .report-head .verdict"),
+            "rows": page.locator(".run-result table.tests tbody tr").count(),
+            "ms": page.evaluate("window.kvpTimings.lastRunMs")}
+
+
+def _submit(page, shots: Path, name: str) -> tuple[str, float]:
+    t0 = time.monotonic()
+    page.click("#submit")
+    page.wait_for_selector(".sub-link a", timeout=30_000)
+    # Live progress: per-test rows appear before the verdict.
+    page.wait_for_selector("table.tests.live tbody tr", timeout=300_000)
+    page.screenshot(path=str(shots / f"{name}-progress.png"))
+    page.wait_for_selector(".submit-result[data-done]", timeout=600_000)
+    page.screenshot(path=str(shots / f"{name}-verdict.png"), full_page=True)
+    return page.inner_text(".submit-result .report-head .verdict"), time.monotonic() - t0
+
+
+def test_solve_in_the_browser(server, browser, shots):
+    problems, pid, accepted, wrong = _target()
+    api = json.loads(urllib.request.urlopen(f"{server}/api/problems/{pid}").read())
+    ctx = browser.new_context(viewport={"width": 1366, "height": 900})
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    timings = {"problem": pid}
+
+    t0 = time.monotonic()
+    page.goto(f"{server}/problems/{pid}")
+    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+                           timeout=120_000)
+    timings["page_load_to_python_ready_s"] = round(
+        page.evaluate("window.kvpTimings.pythonReadyMs") / 1000, 2)
+    timings["python_ready_wall_s"] = round(time.monotonic() - t0, 2)
+
+    # 1. The starter is in the editor; Run shows the public results.
+    assert page.evaluate("window.kvpEditor.state.doc.toString()") == api["starter"]
+    assert "verdict is the one that counts" in page.inner_text(".editor-pane")
+    res = _run(page)
+    n_public = sum(1 for f in api["public_tests"] if f.rsplit("/", 1)[-1].startswith("test_"))
+    assert res["rows"] >= n_public and res["verdict"] != "AC", res
+    timings["run_starter_s"] = round(res["ms"] / 1000, 2)
+    page.screenshot(path=str(shots / "01-run-starter.png"), full_page=True)
+
+    # 2. A correct solution, pasted: Run passes the public tests in the page.
+    _paste(page, accepted.read_text())
+    res = _run(page)
+    assert res["verdict"] == "AC", page.inner_text("#results")
+    timings["run_accepted_s"] = round(res["ms"] / 1000, 2)
+    page.screenshot(path=str(shots / "02-run-accepted.png"), full_page=True)
+
+    # 3. Submit: live progress, then the server's AC.
+    verdict, secs = _submit(page, shots, "03-submit-accepted")
+    assert verdict == "AC", page.inner_text("#results")
+    timings["submit_to_verdict_accepted_s"] = round(secs, 2)
+
+    # 4. The known bug: WA, with the first divergence spelled out.
+    _paste(page, wrong.read_text())
+    verdict, secs = _submit(page, shots, "04-submit-wrong")
+    assert verdict == "WA", page.inner_text("#results")
+    box = page.inner_text(".submit-result .first-failure")
+    assert "expected (reference)" in box and "got (your code)" in box, box
+    timings["submit_to_verdict_wrong_s"] = round(secs, 2)
+
+    # 5. The submission page and the history show it; the draft survived in localStorage.
+    page.click(".sub-link a")
+    page.wait_for_selector("#report[data-done]", timeout=30_000)
+    assert page.inner_text(".report-head .verdict") == "WA"
+    page.screenshot(path=str(shots / "05-submission-page.png"), full_page=True)
+    page.goto(f"{server}/problems/{pid}")
+    assert page.evaluate("window.kvpEditor.state.doc.toString()") == wrong.read_text()
+    page.goto(f"{server}/submissions")
+    assert page.locator("table.list tbody tr").count() == 2
+
+    # 6. A phone.
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                has_touch=True, device_scale_factor=2)
+    mp = phone.new_page()
+    mp.goto(f"{server}/problems/{pid}?lang=zh")
+    mp.wait_for_selector(".cm-content")
+    width = mp.evaluate("document.documentElement.scrollWidth")
+    mp.screenshot(path=str(shots / "06-phone.png"))
+    assert width <= 392, f"the page scrolls sideways on a phone ({width}px)"
+    phone.close()
+
+    assert not errors, errors
+    (shots / "timings.json").write_text(json.dumps(timings, indent=1))
+    print("\n" + json.dumps(timings, indent=1))
+    ctx.close()
+
+
+def test_runaway_code_is_stopped(server, browser, shots):
+    """An endless loop: the page stops Python after the time limit, restarts it, stays usable."""
+    _, pid, _, _ = _target()
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(f"{server}/problems/{pid}?run_timeout=4")  # a shorter limit than the default
+    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+                           timeout=120_000)
+    _paste(page, "while True:\n    pass\n")
+    t0 = time.monotonic()
+    res = _run(page)
+    assert res["verdict"] == "TLE"
+    assert "Python was restarted" in page.inner_text("#results")
+    # The page stays responsive and Python comes back: the next Run works.
+    page.wait_for_function("window.kvpPy && window.kvpPy.ready", timeout=120_000)
+    _paste(page, "import torch\n")
+    res = _run(page)
+    assert "Submit" in page.inner_text("#results") and "torch" in page.inner_text("#results")
+    page.screenshot(path=str(shots / "07-torch-message.png"), full_page=True)
+    assert time.monotonic() - t0 < 90
+    ctx.close()
+
+
+def test_editor_completion_signature_and_syntax_errors(server, browser, shots):
+    """jedi in the page: completion of a handbook module's names, signature help inside a call,
+    and syntax errors marked as you type."""
+    _, pid, _, _ = _target()
+    api = json.loads(urllib.request.urlopen(f"{server}/api/problems/{pid}").read())
+    module, source = sorted(api["handbook"].items())[0]
+    import ast
+    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)
+               and any(isinstance(f, ast.FunctionDef) and f.name == "__init__" for f in n.body))
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(f"{server}/problems/{pid}")
+    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+                           timeout=120_000)
+    _paste(page, f"from {module} import {cls.name}\n\n")
+    page.wait_for_function("window.kvpPy.editorReady", timeout=120_000)
+    page.keyboard.press("Control+End")
+    page.keyboard.type(cls.name[:-2])
+    page.keyboard.press("Control+Space")
+    page.wait_for_selector(f".cm-tooltip-autocomplete >> text={cls.name}", timeout=20_000)
+    page.keyboard.press("Escape")
+    page.keyboard.type(cls.name[-2:] + "(")
+    sig = page.wait_for_selector(".cm-signature", timeout=20_000)
+    init = next(f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__")
+    assert init.args.args[1].arg in sig.inner_text()
+    page.screenshot(path=str(shots / "08-signature-help.png"))
+    page.keyboard.type("\ndef broken(:\n")
+    page.wait_for_selector(".cm-lint-marker-error", timeout=20_000)
+    ctx.close()
