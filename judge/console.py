@@ -27,6 +27,11 @@ MESSAGES = {
         "doctor_missing": "missing layers (weaker isolation here)",
         "not_installed": "not installed", "layers": "layers",
         "no_problems": "no problems found", "where": "where",
+        "meaning_full": "Full isolation: safe to grade other people's submissions here.",
+        "meaning_partial": "Grading works; isolation is weaker than on a full server setup "
+                           "(see the missing layers).",
+        "meaning_none": "No isolation beyond resource limits: fine for grading your own code, "
+                        "not for grading other people's.",
     },
     "zh": {
         "verdict": "结果", "score": "得分", "test": "测试", "time": "用时",
@@ -42,6 +47,9 @@ MESSAGES = {
         "doctor_missing": "缺少的隔离层（本机隔离较弱）",
         "not_installed": "未安装", "layers": "隔离层",
         "no_problems": "没有找到题目", "where": "位置",
+        "meaning_full": "完整隔离：可以在这里评测他人的提交。",
+        "meaning_partial": "可以评测；隔离弱于完整的服务器配置（见缺少的隔离层）。",
+        "meaning_none": "除资源限制外没有隔离：适合评测你自己的代码，不适合评测他人的代码。",
     },
 }
 
@@ -185,18 +193,34 @@ def print_report(con: Console, report: dict) -> None:
               f"{con.t('score')}: {report['score'] * 100:.0f}%")
 
 
+CELL = {"AC": ".", "WA": "W", "RE": "R", "TLE": "T", "MLE": "M", "OLE": "O", "CE": "C",
+        "IE": "I", "NR": "-", "SKIP": "s"}
+
+
 def print_check(con: Console, result) -> None:
-    """Submissions x tests for one problem, then what is wrong."""
+    """Submissions x tests for one problem (tests numbered, legend below), then what is wrong."""
     tests = result.tests
-    short = [t.split("::")[-1][:18] for t in tests]
     rows = []
     for row in result.table():
         cells = [row["submission"], row["expect"], row["verdict"] or "-"]
-        cells += [row["tests"].get(t, "-") for t in tests]
+        cells += [CELL.get(row["tests"].get(t, ""), " ") for t in tests]
         rows.append(cells)
     if rows:
-        heads = [con.t("submission"), con.t("expect"), con.t("verdict")] + short
-        con.table(heads, rows, colors=lambda r, i, cell: con.verdict(cell) if i >= 2 else cell)
+        heads = [con.t("submission"), con.t("expect"), con.t("result")]
+        heads += [str(i + 1) for i in range(len(tests))]
+
+        def color(r, i, cell):
+            if i == 2:
+                return con.verdict(cell)
+            if i > 2:
+                return con.c(cell, "green" if cell == "." else "dim" if cell in "-s" else "red")
+            return cell
+
+        con.table(heads, rows, colors=color)
+        con.print(con.c("  " + "   ".join(f"{i + 1} {t}" for i, t in enumerate(tests)), "dim")
+                  if len(tests) <= 3 else con.c(
+                      "\n".join(f"  {i + 1:>2} {t}" for i, t in enumerate(tests)), "dim"))
+        con.print(con.c("  . AC  W WA  R RE  T TLE  M MLE  O OLE  - not run  s skipped", "dim"))
     for s in result.submissions:
         for p in s.problems:
             con.print(con.c(f"  {s.label}: {p}", "red"))
@@ -219,3 +243,6 @@ def print_doctor(con: Console, info: dict) -> None:
         con.print(f"  {mark} {name} = {layer['ok']}: {layer['why']}")
     if info["missing"]:
         con.print(con.c(f"{con.t('doctor_missing')}: {', '.join(info['missing'])}", "yellow"))
+    key = ("meaning_none" if info["sandbox_mode"] == "none" else
+           "meaning_partial" if info["missing"] else "meaning_full")
+    con.print(con.c(con.t(key), "bold"))
