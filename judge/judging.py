@@ -68,6 +68,8 @@ class Context:
 
 def death(run) -> tuple[Verdict, str, str]:
     """(verdict, failure kind, message) for a child that ended during a test."""
+    if getattr(getattr(run, "log", None), "import_timeout", False):
+        return Verdict.TLE, "timeout", "importing your module took longer than its time limit"
     if run.timed_out:
         return Verdict.TLE, "timeout", "the run reached its wall-clock limit during this test"
     if run.memory_exceeded:

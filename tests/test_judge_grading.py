@@ -343,3 +343,10 @@ def test_public_expectations_come_from_the_reference_cache(problem, monkeypatch,
     assert list(exp) == [t.name for t in problem.tests("public")]
     assert exp["public/test_basic.py::test_eviction_order"][0] == {
         "label": "gets", "value": [1, None, 1, 3]}
+
+
+def test_an_endless_loop_at_import_is_tle(problem, cache):
+    _, d = run(problem, cache, REFERENCE + "\nwhile True:\n    pass\n", suite="public")
+    assert d["verdict"] == "TLE"
+    assert [t["verdict"] for t in d["tests"]] == ["TLE", "NR"]
+    assert "import" in d["first_failure"]["message"]

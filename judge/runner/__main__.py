@@ -44,8 +44,9 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def import_submission(args, writer: EventWriter) -> bool:
-    """Imports the student's module under a time limit; False (and an event) if it fails."""
+def import_submission(args, writer: EventWriter) -> int:
+    """Imports the student's module under a time limit: 0, or the exit status to end with
+    (after writing a compile_error or import_timeout event)."""
     done = threading.Event()
 
     def watchdog():
@@ -60,17 +61,17 @@ def import_submission(args, writer: EventWriter) -> bool:
         importlib.import_module(args.module)
     except plugin.JudgeTimeout:
         writer.emit("import_timeout", t=now(), limit_s=args.import_limit)
-        return False
+        return EXIT_TIMEOUT
     except BaseException as exc:  # anything at import time: the file does not import
         signal.setitimer(signal.ITIMER_REAL, 0)
         info = describe_import_error(exc, exc.__traceback__, args.submission)
         writer.emit("compile_error", t=now(), **info)
-        return False
+        return EXIT_COMPILE_ERROR
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         done.set()
     writer.emit("imported", t=now(), import_s=round(time.perf_counter() - t0, 6))
-    return True
+    return 0
 
 
 def pytest_args(args) -> list[str]:
@@ -100,8 +101,9 @@ def main(argv=None) -> int:
             with open(args.limits, encoding="utf-8") as f:
                 S.limits = {str(k): float(v) for k, v in json.load(f).items()}
         plugin.start_watchdog()
-        if not import_submission(args, writer):
-            return EXIT_COMPILE_ERROR
+        status = import_submission(args, writer)
+        if status:
+            return status
         import pytest
 
         t0 = time.perf_counter()
