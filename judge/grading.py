@@ -114,7 +114,8 @@ class _Grading:
         return Report(verdict=verdict, score=score,
                       problem={"id": self.problem.id, "slug": self.problem.slug,
                                "version": _safe_version(self.problem)},
-                      submission={"sha256": hashlib.sha256(self.source.encode()).hexdigest()},
+                      submission={"sha256": hashlib.sha256(
+                          self.source.encode("utf-8", "surrogatepass")).hexdigest()},
                       tests=tests, timings=self.timings, provenance=self.provenance, **kw)
 
     def _not_run(self, kind: str = "not_run") -> list[TestResult]:
@@ -176,6 +177,11 @@ class _Grading:
         return report
 
     def _syntax_check(self) -> dict | None:
+        try:
+            self.source.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return {"exc_type": "UnicodeError", "line": None, "traceback": None,
+                    "message": f"the file is not valid UTF-8 text: {e.reason}"}
         try:
             compile(self.source, f"{self.problem.module}.py", "exec", dont_inherit=True)
         except SyntaxError as e:
