@@ -285,3 +285,27 @@ def test_real_grading_core(tmp_path):
     assert report["first_failure"]["test"] == "public/test_basic.py::test_eviction_order"
     assert report["first_failure"]["expected"] == ["a", "c"]
     assert report["first_failure"]["got"] == ["b", "c"]
+
+
+@pytest.mark.slow
+def test_instructor_runs_judge_check(client):
+    pytest.importorskip("judge.check", reason="the grading core is not in this tree")
+    hdr = {"X-Instructor-Token": TOKEN}
+    assert_error(client.post("/api/instructor/problems/901/check"), 401)
+    assert_error(client.post("/api/instructor/problems/999/check", headers=hdr), 404)
+    r = client.post("/api/instructor/problems/901/check", headers=hdr)
+    assert r.status_code == 202 and r.json()["started"]
+    deadline = time.monotonic() + 300
+    while True:
+        (p,) = client.get("/api/instructor/overview", headers=hdr).json()["problems"]
+        if p["judge_check"] and p["judge_check"]["state"] == "done":
+            break
+        assert time.monotonic() < deadline, "judge check did not finish"
+        time.sleep(0.5)
+    jc = p["judge_check"]
+    assert jc["ok"], jc
+    assert {r["submission"] for r in jc["table"]} >= {
+        "reference", "starter", "accepted/lru_plain_dict.py",
+        "wrong_answer/get_does_not_refresh.py"}
+    client.cookies.set("kvp_instructor", TOKEN)
+    assert "pass" in client.get("/instructor").text

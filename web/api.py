@@ -393,6 +393,20 @@ def instructor_submission(request: Request, submission_id: int) -> dict:
         return out
 
 
+@router.post("/instructor/problems/{problem_id}/check", status_code=202,
+             summary="Start `judge check` on a problem (in the background)", tags=["instructor"],
+             responses=_errors(401, 403, 404))
+def instructor_check(request: Request, problem_id: str) -> dict:
+    """The result appears in the overview's `problems[].judge_check` when it is done."""
+    require_instructor(request)
+    ctx = _ctx(request)
+    p = ctx.catalog.get(problem_id)
+    if p is None:
+        raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'")
+    started = ctx.checks.start(p)
+    return {"problem": p.id, "started": started, "state": "running"}
+
+
 def overview(ctx) -> dict[str, Any]:
     from .grading import judge_available
     now = utcnow()
@@ -421,7 +435,8 @@ def overview(ctx) -> dict[str, Any]:
                          "public_tests": len([f for f in p.public_files()
                                               if f.rsplit("/", 1)[-1].startswith("test_")]),
                          "browser_expectations": exp is not None,
-                         "check": ctx.expectations.error(p) or "ok"})
+                         "check": ctx.expectations.error(p) or "ok",
+                         "judge_check": ctx.checks.status(p)})
     for folder, err in ctx.catalog.errors.items():
         problems.append({"id": folder, "slug": None, "loads": False, "check": err})
     ok, why = judge_available()

@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from .api import router as api_router
+from .checks import ProblemChecks
 from .db import Database
 from .errors import install_error_handlers
 from .expectations import Expectations
@@ -47,6 +48,7 @@ class AppContext:
     catalog: Catalog
     expectations: Expectations
     jobs: JobSystem
+    checks: ProblemChecks
     build: dict = field(default_factory=dict)
 
 
@@ -118,7 +120,8 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     catalog = Catalog(settings.problems_dir, settings.reference_dir)
     jobs = JobSystem(settings, db, catalog, grader or judge_grader)
     ctx = AppContext(settings=settings, db=db, catalog=catalog,
-                     expectations=Expectations(settings), jobs=jobs, build=front_end_build())
+                     expectations=Expectations(settings), jobs=jobs,
+                     checks=ProblemChecks(settings), build=front_end_build())
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):

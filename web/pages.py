@@ -197,6 +197,15 @@ def instructor_page(request: Request):
     return render(request, "instructor.html", o=overview(ctx))
 
 
+@router.post("/instructor/check/{ref}")
+def instructor_check_form(request: Request, ref: str):
+    ctx = request.app.state.ctx
+    p = ctx.catalog.get(ref)
+    if instructor_ok(request) and p is not None:
+        ctx.checks.start(p)
+    return RedirectResponse("/instructor", status_code=303)
+
+
 @router.post("/instructor/login")
 async def instructor_login(request: Request):
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
