@@ -180,9 +180,9 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
     res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
                         mode=mode, uid=acct.uid if acct.dropped else None,
                         max_memory_bytes=peak, warnings=warnings)
-    # Without a cgroup: the reaped tree's CPU time. bwrap's outer process does not wait for
-    # its pid-1 process, so there it would read ~0 and is left unknown.
-    if res.cpu_s is None and w.rusage is not None and mode != "bwrap":
+    # Without a cgroup: the CPU time of the tree as far as it was reaped (each wrapper waits
+    # for its child, so the command's time is in it; orphans killed at the end are not).
+    if res.cpu_s is None and w.rusage is not None:
         res.cpu_s = w.rusage.ru_utime + w.rusage.ru_stime
     classify(res, w.status, w.stop, mode, limits, bool(oom), bool(hit_limit))
     res.layers = layers
