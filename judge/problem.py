@@ -342,7 +342,7 @@ def load_problem(name_or_path: str | os.PathLike | Problem, root=None) -> Proble
         return name_or_path
     text = str(name_or_path)
     as_path = Path(text)
-    if (as_path / "problem.toml").is_file():
+    if (as_path / "problem.toml").is_file() or as_path.is_dir():
         return Problem(as_path, parse_config(as_path / "problem.toml"))
     base = problems_root(root)
     for folder in sorted(base.iterdir()) if base.is_dir() else []:
