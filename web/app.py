@@ -38,7 +38,9 @@ DIST_FILES = ("problem.js", "submission.js", "worker.js", "app.css")
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
                  "pyodide-lock.json")
 # Already compressed, or streamed: never through GZip (the wasm alone costs ~0.8 s CPU a time).
-NO_GZIP_SUFFIXES = (".wasm", ".zip", ".whl", ".png", ".jpg", "/events")
+NO_GZIP_SUFFIXES = (".wasm", ".zip", ".whl", ".png", ".jpg", ".gz", "/events")
+# Files the build also writes gzipped (name + ".gz"): sent as they are to browsers accepting gzip.
+PRECOMPRESSED = {".wasm": b"application/wasm", ".mjs": b"text/javascript; charset=utf-8"}
 
 
 @dataclass
@@ -101,11 +103,21 @@ class _StaticHeadersAndGzip:
             return await target(scope, receive, send)
         cache = (b"public, max-age=86400" if path.startswith("/static/vendor/")
                  else b"public, max-age=300")
+        extra = [(b"cache-control", cache)]
+        suffix = path[path.rfind("."):]
+        if suffix in PRECOMPRESSED and ".." not in path:
+            accept = dict(scope.get("headers", [])).get(b"accept-encoding", b"")
+            if b"gzip" in accept and (STATIC_DIR / (path[len("/static/"):] + ".gz")).is_file():
+                scope = dict(scope, path=path + ".gz", raw_path=(path + ".gz").encode())
+                target = self.app
+                extra += [(b"content-encoding", b"gzip"), (b"vary", b"Accept-Encoding"),
+                          (b"content-type", PRECOMPRESSED[suffix])]
+        drop = {k for k, _ in extra}
 
         async def send_cached(message):
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers", [])) + [
-                    (b"cache-control", cache)]
+                message["headers"] = [(k, v) for k, v in message.get("headers", [])
+                                      if k.lower() not in drop] + extra
             await send(message)
 
         return await target(scope, receive, send_cached)
