@@ -50,6 +50,7 @@ def bare_run(problem, device: str) -> float:
         handbook = {str(p.parent) for p in problem.handbook_paths}
         env = dict(os.environ, JUDGE_DEVICE=device, PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",
                    OMP_NUM_THREADS="1", MALLOC_ARENA_MAX="2", PYTHONHASHSEED="0",
+                   PYTHONDONTWRITEBYTECODE="1",
                    PYTHONPATH=os.pathsep.join([str(sub), str(tmp), *sorted(handbook)]))
         files = [str(f) for s in ("public", "hidden") for f in problem.test_files(s)]
         t = time.perf_counter()
