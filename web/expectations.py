@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from .problems import ProblemInfo
@@ -47,6 +48,7 @@ class Expectations:
         self.settings = settings
         self._mem: dict[str, dict] = {}
         self._errors: dict[str, str] = {}
+        self._failed_at: dict[str, float] = {}
         self._lock = threading.Lock()
 
     def error(self, problem: ProblemInfo) -> str | None:
@@ -59,6 +61,8 @@ class Expectations:
         with self._lock:
             if key in self._mem:
                 return self._mem[key]
+            if time.monotonic() - self._failed_at.get(key, -1e9) < 60:
+                return None  # failed a moment ago: do not block every page view on a retry
             try:
                 exp = self._from_judge(problem)
                 if exp is None:
@@ -69,6 +73,7 @@ class Expectations:
             except Exception as exc:
                 log.warning("no reference observations for problem %s: %s", problem.id, exc)
                 self._errors[problem.id] = str(exc)[-2000:]
+                self._failed_at[key] = time.monotonic()
                 return None
 
     def _from_judge(self, problem: ProblemInfo) -> dict | None:

@@ -121,7 +121,8 @@ def problem_page(request: Request, ref: str):
         timeout_s = min(600.0, max(1.0, float(request.query_params["run_timeout"])))
     except (KeyError, ValueError):
         pass
-    statements = {lang: render_markdown(p.statement(lang)) for lang in (p.languages() or ["en"])}
+    statements = {lang: render_markdown(_without_title(p.statement(lang)))
+                  for lang in (p.languages() or ["en"])}
     config = {
         "problem": p.id, "slug": p.slug, "module": p.module, "browser": p.browser,
         "download_name": f"{p.id}-{p.slug}.py", "api": f"/api/problems/{p.id}",
@@ -132,6 +133,15 @@ def problem_page(request: Request, ref: str):
     }
     return render(request, "problem.html", p=p, statements=statements,
                   config=config, status=_statuses(request).get(p.id))
+
+
+def _without_title(markdown: str) -> str:
+    """The page shows the title itself: drop the statement's own leading `# Title` line."""
+    lines = markdown.lstrip("\ufeff").splitlines()
+    i = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if i is not None and lines[i].startswith("# "):
+        del lines[i]
+    return "\n".join(lines)
 
 
 @router.get("/problems/{ref}/starter.py", response_class=PlainTextResponse)
