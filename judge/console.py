@@ -9,6 +9,7 @@ import os
 import sys
 import unicodedata
 
+from .compare import NOTHING, value_at
 from .verdict import describe as verdict_name
 
 MESSAGES = {
@@ -26,7 +27,8 @@ MESSAGES = {
         "doctor_device": "device", "doctor_sandbox": "sandbox",
         "doctor_missing": "missing layers (weaker isolation here)",
         "not_installed": "not installed", "layers": "layers",
-        "no_problems": "no problems found", "where": "where",
+        "no_problems": "no problems found", "where": "where", "at": "at",
+        "nothing": "nothing",
         "meaning_full": "Full isolation: safe to grade other people's submissions here.",
         "meaning_partial": "Grading works; isolation is weaker than on a full server setup "
                            "(see the missing layers).",
@@ -46,7 +48,8 @@ MESSAGES = {
         "doctor_device": "设备", "doctor_sandbox": "沙箱",
         "doctor_missing": "缺少的隔离层（本机隔离较弱）",
         "not_installed": "未安装", "layers": "隔离层",
-        "no_problems": "没有找到题目", "where": "位置",
+        "no_problems": "没有找到题目", "where": "位置", "at": "位置",
+        "nothing": "无",
         "meaning_full": "完整隔离：可以在这里评测他人的提交。",
         "meaning_partial": "可以评测；隔离弱于完整的服务器配置（见缺少的隔离层）。",
         "meaning_none": "除资源限制外没有隔离：适合评测你自己的代码，不适合评测他人的代码。",
@@ -166,10 +169,17 @@ def print_report(con: Console, report: dict) -> None:
         con.print(con.c(f"{con.t('first_failure')}: {ff['test']} ({ff['verdict']}, "
                         f"{verdict_name(ff['verdict'], con.lang)})", "bold"))
         if ff.get("label") is not None:
-            con.print(f"  {con.t('label')}: {ff['label']}{ff.get('path') or ''}")
+            con.print(f"  {con.t('label')}: {ff['label']}")
         if not hidden and ff.get("kind") == "observation":
-            con.print(f"  {con.t('expected')}: {_short(ff.get('expected'))}")
-            con.print(f"  {con.t('got')}:      {_short(ff.get('got'))}")
+            names = [con.t("expected"), con.t("got")]
+            pad = max(width(n) for n in names)
+            if ff.get("path"):
+                e, g = (value_at(ff.get(k), ff["path"]) for k in ("expected", "got"))
+                e, g = (con.t("nothing") if v is NOTHING else _short(v) for v in (e, g))
+                con.print(f"  {con.t('at')} {ff['path']}: {con.t('expected')} {e}, "
+                          f"{con.t('got')} {g}")
+            for name, key in zip(names, ("expected", "got")):
+                con.print(f"  {name}:{' ' * (pad - width(name))} {_short(ff.get(key))}")
         if ff.get("message") and ff.get("kind") != "observation":
             con.print(f"  {ff['message']}")
         if ff.get("traceback"):
