@@ -43,7 +43,8 @@ def test_grade_exit_codes_and_json(env):
     assert report["verdict"] == "AC" and report["schema_version"] == 1
     wa = judge(env, "grade", "lru-cache", FIFO)
     assert wa.returncode == 1
-    assert "WA" in wa.stdout and "gets[1]" in wa.stdout and "expected" in wa.stdout
+    assert "WA" in wa.stdout and "observation: gets" in wa.stdout
+    assert "at [1]: expected null, got 2" in wa.stdout
     bad = judge(env, "grade", "no-such-problem", FIFO)
     assert bad.returncode == 2 and "no problem named" in bad.stderr
 
