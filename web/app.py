@@ -21,6 +21,7 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from .api import router as api_router
+from .instructor_api import router as instructor_router
 from .checks import ProblemChecks
 from .db import Database
 from .errors import install_error_handlers
@@ -159,6 +160,7 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     app.state.ctx = ctx
     install_error_handlers(app, render_error_page)
     app.include_router(api_router)
+    app.include_router(instructor_router)
     app.include_router(pages_router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
     app.add_middleware(VisitorCookieMiddleware, secure=settings.cookie_secure)

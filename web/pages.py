@@ -9,7 +9,8 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from .api import overview, submission_json
+from .api import submission_json
+from .instructor_api import overview
 from .db import DONE, Submission, Visitor
 from .identity import INSTRUCTOR_COOKIE, find_visitor, instructor_ok, request_token
 from .markdown import highlight_python, pygments_css, render_markdown

@@ -187,7 +187,7 @@ def _make_plugin(state: dict, tests_root: str):
 
         @pytest.hookimpl(hookwrapper=True)
         def pytest_runtest_makereport(self, item, call):
-            outcome = yield
+            yield
             if call.excinfo is not None:
                 state["excinfo"][(test_name(item.nodeid), call.when)] = call.excinfo
 

@@ -1,0 +1,96 @@
+"""Instructor endpoints (the X-Instructor-Token header or the instructor page's cookie)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from fastapi import APIRouter, Request
+from sqlalchemy import func, select
+
+from .api import _errors, _iso, submission_json
+from .db import DONE, QUEUED, RUNNING, Submission, Visitor, WorkerRow, utcnow
+from .errors import ApiError
+from .identity import require_instructor
+
+router = APIRouter(prefix="/api")
+
+
+def _ctx(request: Request):
+    return request.app.state.ctx
+
+
+@router.get("/instructor/overview", summary="Queue, workers, recent submissions, problem checks",
+            tags=["instructor"], responses=_errors(401, 403))
+def instructor_overview(request: Request) -> dict:
+    """Requires the X-Instructor-Token header (or the cookie set by the instructor page)."""
+    require_instructor(request)
+    return overview(_ctx(request))
+
+
+@router.get("/instructor/submissions/{submission_id}", summary="Any submission, with its code",
+            tags=["instructor"], responses=_errors(401, 403, 404))
+def instructor_submission(request: Request, submission_id: int) -> dict:
+    require_instructor(request)
+    ctx = _ctx(request)
+    with ctx.db.session() as s:
+        sub = s.get(Submission, submission_id)
+        if sub is None:
+            raise ApiError(404, "submission_not_found", f"there is no submission {submission_id}")
+        out = submission_json(ctx, s, sub)
+        v = s.get(Visitor, sub.visitor_id)
+        out["visitor"] = {"id": v.id, "display_name": v.display_name} if v else None
+        return out
+
+
+@router.post("/instructor/problems/{problem_id}/check", status_code=202,
+             summary="Start `judge check` on a problem (in the background)", tags=["instructor"],
+             responses=_errors(401, 403, 404))
+def instructor_check(request: Request, problem_id: str) -> dict:
+    """The result appears in the overview's `problems[].judge_check` when it is done."""
+    require_instructor(request)
+    ctx = _ctx(request)
+    p = ctx.catalog.get(problem_id)
+    if p is None:
+        raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'")
+    started = ctx.checks.start(p)
+    return {"problem": p.id, "started": started, "state": "running"}
+
+
+def overview(ctx) -> dict[str, Any]:
+    from .grading import judge_available
+    now = utcnow()
+    with ctx.db.session() as s:
+        counts = dict(s.execute(select(Submission.status, func.count())
+                                .group_by(Submission.status)).all())
+        workers = list(s.scalars(select(WorkerRow).order_by(WorkerRow.id)))
+        recent = list(s.execute(select(Submission, Visitor.display_name)
+                                .join(Visitor, Visitor.id == Submission.visitor_id)
+                                .order_by(Submission.id.desc()).limit(30)).all())
+        stale = timedelta(seconds=max(3 * ctx.settings.reaper_interval_s,
+                                      2 * ctx.settings.heartbeat_s, 30))
+        worker_rows = [{
+            "id": w.id, "status": w.status if now - w.heartbeat_at < stale or w.status == "stopped"
+            else "not answering", "submission": w.current_submission_id, "graded": w.graded,
+            "heartbeat_at": _iso(w.heartbeat_at)} for w in workers]
+        recent_rows = [{
+            "id": r.id, "problem": r.problem_id, "visitor": r.visitor_id, "display_name": name,
+            "status": r.status, "verdict": r.verdict, "score": r.score,
+            "attempts": r.attempts, "created_at": _iso(r.created_at),
+            "finished_at": _iso(r.finished_at)} for r, name in recent]
+    problems = []
+    for p in ctx.catalog.list():
+        exp = ctx.expectations.get(p) if p.browser else None
+        problems.append({"id": p.id, "slug": p.slug, "loads": True,
+                         "public_tests": len([f for f in p.public_files()
+                                              if f.rsplit("/", 1)[-1].startswith("test_")]),
+                         "browser_expectations": exp is not None,
+                         "check": ctx.expectations.error(p) or "ok",
+                         "judge_check": ctx.checks.status(p)})
+    for folder, err in ctx.catalog.errors.items():
+        problems.append({"id": folder, "slug": None, "loads": False, "check": err})
+    ok, why = judge_available()
+    return {"queue": {"queued": counts.get(QUEUED, 0), "running": counts.get(RUNNING, 0),
+                      "done": counts.get(DONE, 0), "pending_tasks": ctx.jobs.pending_count()},
+            "workers": worker_rows, "recent": recent_rows, "problems": problems,
+            "grading_core": {"available": ok, "detail": why}}
