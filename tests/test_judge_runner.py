@@ -166,3 +166,14 @@ def test_observe_rejects_non_str_keys_and_objects():
         to_json_data({1: 2})
     with pytest.raises(ObservationError, match="object"):
         to_json_data([object()])
+
+
+def test_builtin_fixtures_work_in_the_runner(tmp_path):
+    tests = ("def test_fixtures(observe, tmp_path, capsys, monkeypatch):\n"
+             "    (tmp_path / 'f').write_text('x')\n"
+             "    print('hello')\n"
+             "    observe('captured', capsys.readouterr().out)\n"
+             "    monkeypatch.setenv('A', 'b')\n")
+    proc, lines = run_runner(tmp_path, "", tests, extra_env={"TMPDIR": str(tmp_path)})
+    assert finished(lines)["test_it.py::test_fixtures"]["outcome"] == "passed", lines
+    assert observations(lines, "test_it.py::test_fixtures") == [("captured", "hello\n")]
