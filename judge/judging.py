@@ -17,6 +17,7 @@ shown after `Redactor` removed any line of the hidden tests or of the reference 
 from __future__ import annotations
 
 import builtins
+import json
 import signal as _signal
 
 from .compare import compare
@@ -64,6 +65,11 @@ class Context:
 
     def text(self, s):
         return None if self.hidden else self.redact(s)
+
+    def value(self, v):
+        """A value the submission produced, unless it carries a secret line."""
+        text = json.dumps(v, ensure_ascii=False, default=str)
+        return v if self.redact(text) == text else "[redacted]"
 
 
 def death(run) -> tuple[Verdict, str, str]:
@@ -115,9 +121,9 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
         label = div.label if div.reason != "extra" or not ctx.hidden else "(an extra observation)"
         res.failure = Failure("observation", label=label, hidden=ctx.hidden, index=div.index,
                               expected=None if ctx.hidden else div.expected,
-                              got=None if ctx.hidden else div.got,
+                              got=None if ctx.hidden else ctx.value(div.got),
                               path=None if ctx.hidden else div.path,
-                              message=None if ctx.hidden else div.describe())
+                              message=ctx.text(div.describe()))
         return res
     if fin is None:
         v, kind, msg = death(ctx.run)

@@ -132,3 +132,13 @@ def test_redactor_removes_secret_lines_but_not_visible_ones():
                       ["shared_line_in_both_files()"])
     out = redact("got very_secret_expected = [1, 2, 3, 4] and shared_line_in_both_files()")
     assert "very_secret" not in out and "shared_line_in_both_files()" in out
+
+
+def test_public_got_values_carrying_secrets_are_redacted():
+    ctx = Context(_Run(), hidden=False, source="x\n", limits={},
+                  redact=Redactor(["secret line of the hidden tests!!"], []))
+    ref = {"outcome": "passed", "observations": obs(("a", "ok")), "time_s": 0.1}
+    r = judge_test("public/t.py::a", "public", 1, ref,
+                   _rec([("a", "see: secret line of the hidden tests!!")], outcome="passed"),
+                   ctx, victim=False)
+    assert r.failure.got == "[redacted]" and "secret line" not in r.failure.message
