@@ -309,3 +309,13 @@ def test_instructor_runs_judge_check(client):
         "wrong_answer/get_does_not_refresh.py"}
     client.cookies.set("kvp_instructor", TOKEN)
     assert "pass" in client.get("/instructor").text
+
+
+def test_serve_refuses_without_the_front_end_build(monkeypatch, capsys):
+    import web.app
+    from web import cli
+    monkeypatch.setattr(web.app, "front_end_build",
+                        lambda: {"ok": False, "missing": ["web/static/dist/problem.js"]})
+    assert cli.main(["serve", "--port", "1"]) == 2
+    err = capsys.readouterr().err
+    assert "web/static/dist/problem.js" in err and "bash scripts/build_frontend.sh" in err

@@ -9,6 +9,7 @@ import { linter, lintGutter } from "@codemirror/lint";
 import { PyWorker } from "./pyworker.js";
 import { signatureHelp } from "./signature.js";
 import { LiveProgress, followSubmission, renderReport, el } from "./render.js";
+import { tr } from "./i18n.js";
 
 const config = JSON.parse(document.getElementById("config").textContent);
 const starter = JSON.parse(document.getElementById("starter").textContent);
@@ -28,14 +29,14 @@ const py = (window.kvpPy = new PyWorker(config, {
   onReady: (ms) => {
     timings.pythonReadyMs = performance.now();
     timings.workerInitMs = ms;
-    statusLine.textContent = `Python ready (${(performance.now() / 1000).toFixed(1)} s after the page opened)`;
+    statusLine.textContent = tr("Python ready ({s} s after the page opened)", { s: (performance.now() / 1000).toFixed(1) });
     statusLine.classList.add("ready");
     if (problem) py.setFiles(problem.module, problem.handbook);
     updateRunButton();
   },
   onEditorReady: (ms) => {
     timings.editorReadyMs = performance.now();
-    statusLine.textContent += " · completion ready";
+    statusLine.textContent += tr(" · completion ready");
   },
   onFatal: (message) => {
     statusLine.textContent = `Python could not start in this browser: ${message}. Submit still works.`;
@@ -131,7 +132,7 @@ async function runTests() {
   if (runBtn.disabled) return;
   runBtn.disabled = true;
   const started = performance.now();
-  results.replaceChildren(el("div", { class: "live-status" }, "Running the public tests in your browser…"));
+  results.replaceChildren(el("div", { class: "live-status" }, tr("Running the public tests in your browser…")));
   const spec = {
     module: problem.module,
     source: code(),
@@ -147,7 +148,7 @@ async function runTests() {
     renderReport(box, {
       verdict: "TLE",
       tests: [],
-      first_failure: { message: `Stopped after ${config.timeout_s} s: the code did not finish (an endless loop?). Python was restarted.` },
+      first_failure: { message: tr("Stopped after {s} s: the code did not finish (an endless loop?). Python was restarted.", { s: config.timeout_s }) },
     }, { origin: "browser" });
   } else if (out.error) {
     renderReport(box, { verdict: "IE", tests: [], first_failure: { message: `The page's Python failed: ${out.error}` } }, { origin: "browser" });
@@ -186,11 +187,11 @@ async function submit() {
       return;
     }
     const box = el("div", { class: "submit-result" });
-    const link = el("p", { class: "sub-link" }, "Submission ", el("a", { href: body.url }, `#${body.id}`), " · the server's verdict counts");
+    const link = el("p", { class: "sub-link" }, `${tr("Submission")} `, el("a", { href: body.url }, `#${body.id}`), tr(" · the server's verdict counts"));
     const live = el("div");
     results.replaceChildren(link, live, box);
     const progress = new LiveProgress(live);
-    progress.setStatus(`queued, position ${body.queue_position ?? "?"}`);
+    progress.setStatus(`${tr("queued, position")} ${body.queue_position ?? "?"}`);
     const data = await followSubmission(body.id, progress);
     timings.lastSubmitMs = performance.now() - started;
     live.remove();

@@ -1,5 +1,6 @@
 // Renders a Report (the grading core's JSON, or the page runner's look-alike) and live progress.
 // The same markup for Run (in the page) and Submit (from the server).
+import { tr } from "./i18n.js";
 
 export const VERDICT_NAMES = {
   AC: "Accepted",
@@ -30,8 +31,13 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+export function verdictName(v) {
+  const t = tr(v);
+  return (t !== v ? t : VERDICT_NAMES[v]) || v;
+}
+
 export function verdictBadge(v) {
-  return el("span", { class: `verdict v-${v}`, title: VERDICT_NAMES[v] || v }, v || "…");
+  return el("span", { class: `verdict v-${v}`, title: verdictName(v) }, v || "…");
 }
 
 function pretty(value) {
@@ -54,21 +60,21 @@ export function failureBox(f, { title } = {}) {
   const rows = [];
   if (f.test) rows.push(el("div", { class: "ff-test" }, el("code", {}, f.test), " ", f.verdict ? verdictBadge(f.verdict) : null));
   if (f.label !== undefined && f.label !== null) {
-    rows.push(el("div", { class: "ff-label" }, "Observation: ", el("strong", {}, f.label)));
+    rows.push(el("div", { class: "ff-label" }, tr("Observation: "), el("strong", {}, f.label)));
   }
   if ("expected" in f || "got" in f) {
     if (f.expected !== undefined || f.got !== undefined) {
       rows.push(
         el("div", { class: "ff-diff" },
-          el("div", {}, el("div", { class: "ff-h" }, "expected (reference)"), el("pre", { class: "exp" }, pretty(f.expected))),
-          el("div", {}, el("div", { class: "ff-h" }, "got (your code)"), el("pre", { class: "got" }, pretty(f.got))),
+          el("div", {}, el("div", { class: "ff-h" }, tr("expected (reference)")), el("pre", { class: "exp" }, pretty(f.expected))),
+          el("div", {}, el("div", { class: "ff-h" }, tr("got (your code)")), el("pre", { class: "got" }, pretty(f.got))),
         ),
       );
     }
   }
   if (f.message) rows.push(el("div", { class: "ff-msg" }, f.message));
   if (f.traceback) rows.push(el("details", {}, el("summary", {}, "traceback"), el("pre", { class: "tb" }, f.traceback)));
-  return el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, title || "First failure"), ...rows);
+  return el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, title || tr("First failure")), ...rows);
 }
 
 export function renderReport(container, report, { origin = "server", note = null } = {}) {
@@ -76,17 +82,17 @@ export function renderReport(container, report, { origin = "server", note = null
   if (!report) return;
   const head = el("div", { class: "report-head" },
     verdictBadge(report.verdict),
-    el("span", { class: "verdict-name" }, VERDICT_NAMES[report.verdict] || report.verdict),
+    el("span", { class: "verdict-name" }, verdictName(report.verdict)),
     report.score !== undefined && report.score !== null
-      ? el("span", { class: "score" }, `score ${Math.round(report.score * 100)}%`) : null,
-    el("span", { class: "origin" }, origin === "browser" ? "in your browser (public tests)" : "server verdict"),
+      ? el("span", { class: "score" }, `${tr("score")} ${Math.round(report.score * 100)}%`) : null,
+    el("span", { class: "origin" }, origin === "browser" ? tr("in your browser (public tests)") : tr("server verdict")),
   );
   container.append(head);
   if (note) container.append(el("p", { class: "note" }, note));
   if (report.unsupported) container.append(el("p", { class: "banner info" }, report.unsupported));
   if (report.compile_error) {
     const ce = report.compile_error;
-    container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, "The file does not import"),
+    container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, tr("The file does not import")),
       el("div", { class: "ff-msg" }, ce.message || ""), ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null));
   }
   if (report.first_failure && !report.compile_error) container.append(failureBox(report.first_failure));
@@ -105,7 +111,7 @@ export function renderReport(container, report, { origin = "server", note = null
         el("td", { class: "num" }, fmtTime(t.time_s)),
       ));
     }
-    container.append(el("table", { class: "tests" }, el("thead", {}, el("tr", {}, el("th", {}, "verdict"), el("th", {}, "test"), el("th", { class: "num" }, "time"))), body));
+    container.append(el("table", { class: "tests" }, el("thead", {}, el("tr", {}, el("th", {}, tr("verdict")), el("th", {}, tr("test")), el("th", { class: "num" }, tr("time")))), body));
   }
   const tm = report.timings || {};
   const prov = report.provenance || {};
@@ -122,7 +128,7 @@ export function renderReport(container, report, { origin = "server", note = null
   if (prov.missing_layers && prov.missing_layers.length) facts.push(`sandbox without ${prov.missing_layers.join(", ")}`);
   if (facts.length) container.append(el("p", { class: "facts" }, facts.join(" · ")));
   if (report.output) {
-    container.append(el("details", { class: "output" }, el("summary", {}, "pytest output"), el("pre", {}, report.output)));
+    container.append(el("details", { class: "output" }, el("summary", {}, tr("pytest output")), el("pre", {}, report.output)));
   }
 }
 
@@ -153,18 +159,18 @@ export class LiveProgress {
     switch (type) {
       case "queued":
       case "position":
-        if (data.queue_position) this.setStatus(`queued, position ${data.queue_position}`);
+        if (data.queue_position) this.setStatus(`${tr("queued, position")} ${data.queue_position}`);
         break;
       case "running":
         this.rows.clear();
         this.table.replaceChildren();
-        this.setStatus(data.attempt > 1 ? `grading (attempt ${data.attempt})…` : "grading…");
+        this.setStatus(data.attempt > 1 ? `${tr("grading…")} (#${data.attempt})` : tr("grading…"));
         break;
       case "requeued":
-        this.setStatus("the worker stopped; queued again");
+        this.setStatus(tr("the worker stopped; queued again"));
         break;
       case "suite_started":
-        this.setStatus(`running the ${data.suite} tests…`);
+        this.setStatus(tr("running the {suite} tests…", { suite: tr(data.suite) }));
         for (const t of data.tests || []) this.row(t);
         break;
       case "test_started": {
@@ -181,7 +187,7 @@ export class LiveProgress {
         break;
       }
       case "done":
-        this.setStatus(`done: ${data.verdict || ""}`);
+        this.setStatus(`${tr("done:")} ${data.verdict || ""}`);
         break;
       default:
         break;

@@ -1,5 +1,6 @@
 // The submission page: live progress until the server's verdict, then the report.
 import { LiveProgress, followSubmission, renderReport } from "./render.js";
+import { tr } from "./i18n.js";
 
 const data = JSON.parse(document.getElementById("submission-data").textContent);
 const container = document.getElementById("report");
@@ -20,7 +21,7 @@ if (data.status === "done") {
   const live = document.createElement("div");
   container.replaceChildren(live);
   const progress = new LiveProgress(live);
-  if (data.queue_position) progress.setStatus(`queued, position ${data.queue_position}`);
+  if (data.queue_position) progress.setStatus(`${tr("queued, position")} ${data.queue_position}`);
   followSubmission(data.id, progress, (type) => {
     if (type === "running") {
       statusEl.textContent = "running";
