@@ -165,7 +165,12 @@ def test_invalid_json_and_missing_fields(client):
     assert "'problem'" in e["message"] and "'code'" in e["message"]
     assert_error(client.post("/api/submissions", json={"problem": "901", "code": 5}), 422)
     assert_error(client.post("/api/submissions", json=["901", "x"]), 422)
-    assert_error(client.post("/api/submissions", content=b""), 422)
+    assert_error(client.post("/api/submissions", content=b"",
+                             headers={"Content-Type": "application/json"}), 422)
+    # A form post or plain text (what a cross-site form could send) is refused.
+    assert_error(client.post("/api/submissions", content=b'{"problem": "901", "code": "x"}',
+                             headers={"Content-Type": "text/plain"}), 415, "not_json")
+    assert_error(client.post("/api/submissions", data={"problem": "901", "code": "x"}), 415)
     assert_error(client.post("/api/submissions", json={"problem": "901", "code": "  \n"}), 422,
                  "empty_code")
     assert_error(client.get("/api/submissions/abc"), 422, "invalid_request")

@@ -67,6 +67,10 @@ def _ctx(request: Request):
 
 async def _json_body(request: Request, model: type[BaseModel], limit: int) -> BaseModel:
     """Parse the body ourselves so that size, encoding and JSON errors get clear messages."""
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype != "application/json" and not ctype.endswith("+json"):
+        raise ApiError(415, "not_json", "send the body as JSON with 'Content-Type: "
+                       f"application/json' (got {ctype or 'no content type'})")
     length = request.headers.get("content-length")
     if length and length.isdigit() and int(length) > limit:
         raise ApiError(413, "body_too_large", f"the request body is {length} bytes; the limit "
@@ -175,7 +179,8 @@ def get_problem(request: Request, problem_id: str) -> dict:
 
 @router.post("/submissions", status_code=202, response_model=SubmissionCreated,
              summary="Submit code for grading", tags=["submissions"],
-             openapi_extra=_body_doc(SubmissionIn), responses=_errors(400, 401, 404, 413, 422, 429))
+             openapi_extra=_body_doc(SubmissionIn),
+             responses=_errors(400, 401, 404, 413, 415, 422, 429))
 async def create_submission(request: Request) -> JSONResponse:
     """Stores the submission, then answers 202 with its id; a worker grades it. Limits: code
     size, submissions per visitor per time window, queued-or-running submissions per visitor."""
