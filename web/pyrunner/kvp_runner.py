@@ -96,7 +96,7 @@ def first_divergence(expected: list, got: list, complete: bool):
             }
         if not same_value(e_value, g_value):
             return {"index": i, "label": e_label, "expected": e_value, "got": g_value,
-                    "message": f"observation #{i + 1} ({e_label}) differs"}
+                    "message": f"{e_label}: expected {_short(e_value)}, got {_short(g_value)}"}
     if not complete:
         return None
     if len(got) < len(expected):
@@ -110,6 +110,11 @@ def first_divergence(expected: list, got: list, complete: bool):
                 "message": f"the test recorded {len(got)} observations, the reference "
                 f"{len(expected)}; the first extra one is {g_label!r}"}
     return None
+
+
+def _short(value, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # ---------------------------------------------------------------- files and modules
