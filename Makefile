@@ -1,16 +1,17 @@
 # The two commands of the README. Each does its own set-up first (idempotent, fast when done).
 .PHONY: run test setup experiment
 
+# The platform on its embedded defaults: SQLite + an embedded queue and workers in ./data.
 run: setup
-	.venv/bin/python -m reference.experiments.multi_turn
-
-experiment: setup
-	.venv/bin/python -m reference.experiments.multi_turn
+	.venv/bin/judge serve $(ARGS)
 
 test:
 	scripts/setup.sh --test
 	.venv/bin/python -m pytest -q
-	@if [ -f judge/check.py ]; then .venv/bin/judge check; fi
+	.venv/bin/judge check
+
+experiment: setup
+	.venv/bin/python -m reference.experiments.multi_turn
 
 setup:
 	scripts/setup.sh

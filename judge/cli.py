@@ -5,6 +5,8 @@
     judge new ID SLUG [--root DIR]
     judge list [--json]
     judge doctor [--json]
+    judge serve [--host H] [--port P] [--data DIR] [--workers N] ...   the web platform
+    judge worker [--data DIR] [--workers N] ...                         grading workers only
 
 Exit status: 0 on success (grade: only on AC), 1 on a failed grade/check, 2 on bad usage.
 """
@@ -50,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true")
     d = sub.add_parser("doctor", parents=[common], help="what this machine can run")
     d.add_argument("--json", action="store_true")
+    for name, what in (("serve", "run the web platform (site, API, embedded workers)"),
+                       ("worker", "run grading workers only")):
+        w = sub.add_parser(name, help=what, add_help=False)
+        w.add_argument("rest", nargs=argparse.REMAINDER)
     return p
 
 
@@ -138,9 +144,15 @@ def cmd_doctor(args, con: Console) -> int:
 
 COMMANDS = {"grade": cmd_grade, "check": cmd_check, "new": cmd_new, "list": cmd_list,
             "doctor": cmd_doctor}
+WEB_COMMANDS = ("serve", "worker")
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in WEB_COMMANDS:
+        # The web front end owns these commands and their options; the core only hands over.
+        from web.cli import main as web_main
+        return web_main(argv)
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     con = Console(args.lang)
