@@ -3,7 +3,7 @@
 
     python practice/judge.py list                      problems, where they run, your status
     python practice/judge.py start 143                 copy the starter to practice/workspace/
-    python practice/judge.py test 143 [FILE] [--public] [--run] [--json]
+    python practice/judge.py test 143 [FILE] [--public] [--run] [--json] [--remote URL]
     python practice/judge.py 143                       same as `test 143`
     python practice/judge.py doctor                    what this machine can run
     python practice/judge.py check [143 ...]           maintainers: every problem proves itself
@@ -11,7 +11,8 @@
 
 `test` grades practice/workspace/<NNN-slug>.py (or FILE) with the same code the server uses:
 public and hidden tests, each in a sandbox, compared with the reference. `--run` runs only the
-examples, `--public` only the public tests. Exit status 0 only when accepted.
+examples, `--public` only the public tests; `--remote URL` submits to a platform server instead
+and shows the same output when its verdict arrives. Exit status 0 only when accepted.
 A thin wrapper: all grading logic lives in the `judge` package.
 """
 
@@ -120,6 +121,8 @@ def cmd_test(args, con: Console) -> int:
         print(t["no_file"].format(path=path, id=p.id), file=sys.stderr)
         return 2
     source = path.read_text(encoding="utf-8")
+    if args.remote:
+        return _test_remote(args, con, p, source)
     select = [x.name for x in p.examples()] if args.run else None
     suite = "public" if args.public else "all"
     if select is not None and args.public:
@@ -134,6 +137,30 @@ def cmd_test(args, con: Console) -> int:
     else:
         print_report(con, data)
     return 0 if report.passed else 1
+
+
+def _test_remote(args, con: Console, problem, source: str) -> int:
+    """Submit to a server: the full suite runs there; the output is the same as a local run."""
+    from web.client import PlatformClient, RemoteError
+
+    if args.run or args.public:
+        print("judge.py: --run and --public are local options; a server grades the full suite",
+              file=sys.stderr)
+        return 2
+    client = PlatformClient(args.remote, token_file=workspace() / ".remote-tokens.json")
+    try:
+        sid = client.submit(problem.id, source)
+        if not args.json:
+            con.print(f"submitted to {args.remote} as #{sid}")
+        data = client.follow(sid, on_event=None if args.json else Progress(con))
+    except RemoteError as e:
+        print(f"judge.py: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=1))
+    else:
+        print_report(con, data)
+    return 0 if data.get("verdict") == "AC" else 1
 
 
 def _save_last(problem, data: dict) -> None:
@@ -186,6 +213,8 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--run", action="store_true", help="only the examples")
     te.add_argument("--json", action="store_true", help="print only the report's JSON")
     te.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
+    te.add_argument("--remote", metavar="URL", help="grade on a platform server, e.g. "
+                    "http://127.0.0.1:8000")
     sub.add_parser("doctor", parents=[common], help="what this machine can run")
     c = sub.add_parser("check", parents=[common], help="maintainers: prove problems sound")
     c.add_argument("problems", nargs="*")
