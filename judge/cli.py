@@ -7,6 +7,10 @@
     judge doctor [--json]
     judge serve [--host H] [--port P] [--data DIR] [--workers N] ...   the web platform
     judge worker [--data DIR] [--workers N] ...                         grading workers only
+    judge serve --queue redis://H:P/N --db postgresql://... --worker-token T  distributed
+    judge worker --queue redis://H:P/N --server http://H:8000 [--device auto|cpu|cuda]
+    judge regrade PROBLEM [--server URL | --db URL]      re-grade; the diff awaits approval
+    judge parity PROBLEM FILE [--server URL]             CPU here vs a GPU worker: PARITY?
 
 Exit status: 0 on success (grade: only on AC), 1 on a failed grade/check, 2 on bad usage.
 """
@@ -53,7 +57,9 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", parents=[common], help="what this machine can run")
     d.add_argument("--json", action="store_true")
     for name, what in (("serve", "run the web platform (site, API, embedded workers)"),
-                       ("worker", "run grading workers only")):
+                       ("worker", "run grading workers only (--server URL: on another host)"),
+                       ("regrade", "re-grade every student's latest submission of a problem"),
+                       ("parity", "grade a file on CPU and on a GPU worker, compare")):
         w = sub.add_parser(name, help=what, add_help=False)
         w.add_argument("rest", nargs=argparse.REMAINDER)
     return p
@@ -144,7 +150,7 @@ def cmd_doctor(args, con: Console) -> int:
 
 COMMANDS = {"grade": cmd_grade, "check": cmd_check, "new": cmd_new, "list": cmd_list,
             "doctor": cmd_doctor}
-WEB_COMMANDS = ("serve", "worker")
+WEB_COMMANDS = ("serve", "worker", "regrade", "parity")
 
 
 def main(argv=None) -> int:

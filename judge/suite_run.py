@@ -55,13 +55,17 @@ class SuiteRun:
 
 def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]:
     path = os.pathsep.join([str(sub_dir), str(view.handbook), str(view.runner_parent)])
-    return {
+    env = {
         "PYTHONPATH": path, "JUDGE_DEVICE": device, "PYTHONHASHSEED": "0",
         "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
         "MALLOC_ARENA_MAX": "2", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
         "PATH": "/usr/local/bin:/usr/bin:/bin",
     }
+    # A GPU worker pinned to one GPU (one worker per GPU) pins its children to the same one.
+    if device == "cuda" and os.environ.get("CUDA_VISIBLE_DEVICES"):
+        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    return env
 
 
 def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,

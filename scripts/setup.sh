@@ -20,6 +20,9 @@ apt_pkgs=()
 command -v bwrap >/dev/null 2>&1 || apt_pkgs+=(bubblewrap)
 if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
+  # The distributed-grading tests start their own throwaway PostgreSQL and Redis on loopback.
+  compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || apt_pkgs+=(postgresql)
+  command -v redis-server >/dev/null 2>&1 || apt_pkgs+=(redis-server)
 fi
 if [ "${#apt_pkgs[@]}" -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then

@@ -63,9 +63,10 @@ def test_only_the_lease_owner_stores_the_report(tmp_path):
     db = Database(settings(tmp_path).db_url)
     db.create_all()
     (sid,) = add_submissions(db, 1)
-    assert db.claim(sid, "worker-a", lease_s=0.05) == 1
+    # (a lease long enough that a first, uncached SQL compile on a busy machine cannot outlast it)
+    assert db.claim(sid, "worker-a", lease_s=1.0) == 1
     assert db.claim(sid, "worker-b", lease_s=30) is None  # a live lease is not stolen
-    time.sleep(0.1)
+    time.sleep(1.1)
     assert db.requeue_expired() == [sid]  # worker-a stopped answering
     assert db.claim(sid, "worker-b", lease_s=30) == 2
     assert not db.renew(sid, "worker-a", 30)  # the zombie learns it lost the job

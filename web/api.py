@@ -14,7 +14,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import func, select
 
-from .db import DONE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
+from .db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
 from .errors import ERROR_SCHEMA, ApiError
 from .identity import current_visitor, get_or_create_visitor, new_token
 
@@ -130,7 +130,8 @@ def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
     if sub is not None and instructor_ok(request):
         return sub
     visitor = find_visitor(ctx.db, request_token(request))
-    if sub is None or visitor is None or sub.visitor_id != visitor.id:
+    if sub is None or visitor is None or sub.visitor_id != visitor.id or \
+            (sub.kind or LIVE) != LIVE:  # regrade jobs stay hidden until approved
         raise ApiError(404, "submission_not_found",
                        f"there is no submission {sid} among yours (a visitor sees only "
                        "their own submissions)")
@@ -202,7 +203,7 @@ async def create_submission(request: Request) -> JSONResponse:
     def store() -> tuple[int, int]:
         with ctx.db.session() as s:
             active = s.scalar(select(func.count()).select_from(Submission).where(
-                Submission.visitor_id == visitor.id,
+                Submission.visitor_id == visitor.id, Submission.kind == LIVE,
                 Submission.status.in_((QUEUED, RUNNING))))
             if active >= st.max_queued_per_visitor:
                 raise ApiError(429, "too_many_queued", f"you already have {active} submissions "
@@ -210,7 +211,8 @@ async def create_submission(request: Request) -> JSONResponse:
                                "wait for one to finish", headers={"Retry-After": "5"})
             since = utcnow() - timedelta(seconds=st.rate_limit_window_s)
             recent = list(s.scalars(select(Submission.created_at).where(
-                Submission.visitor_id == visitor.id, Submission.created_at >= since)
+                Submission.visitor_id == visitor.id, Submission.kind == LIVE,
+                Submission.created_at >= since)
                 .order_by(Submission.created_at)))
             if len(recent) >= st.rate_limit_count:
                 wait = max(1, int((recent[0] - since).total_seconds()) + 1)
@@ -244,7 +246,8 @@ def my_submissions(request: Request, problem: str | None = None, limit: int = 50
     if visitor is None:
         return {"submissions": []}
     with ctx.db.session() as s:
-        q = select(Submission).where(Submission.visitor_id == visitor.id)
+        q = select(Submission).where(Submission.visitor_id == visitor.id,
+                                     Submission.kind == LIVE)
         if problem:
             p = ctx.catalog.get(problem)
             q = q.where(Submission.problem_id == (p.id if p else problem))

@@ -5,6 +5,8 @@
 
 `grader` defaults to the grading core (`judge.grade`); `workers` (default 0) grading threads start
 with the app's lifespan, together with the lease reaper and the recovery of unfinished work.
+With `settings.queue_url` (redis://...) jobs go to Redis for workers on other hosts, which report
+through the worker API (`web.worker_api`, enabled by `settings.worker_token`).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from .api import router as api_router
 from .instructor_api import router as instructor_router
+from .regrade_api import router as regrade_router
+from .worker_api import router as worker_router
 from .checks import ProblemChecks
 from .db import Database
 from .errors import install_error_handlers
@@ -161,6 +165,8 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     install_error_handlers(app, render_error_page)
     app.include_router(api_router)
     app.include_router(instructor_router)
+    app.include_router(regrade_router)
+    app.include_router(worker_router)
     app.include_router(pages_router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
     app.add_middleware(VisitorCookieMiddleware, secure=settings.cookie_secure)

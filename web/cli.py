@@ -2,11 +2,20 @@
 
     python -m web.cli serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--workers N]
     python -m web.cli worker [--data DIR] [--workers N]     # extra grading processes
+    python -m web.cli serve --queue redis://H:6379/0 --db postgresql://... --worker-token T
+    python -m web.cli worker --queue redis://H:6379/0 --server http://H:8000 [--device auto]
+    python -m web.cli regrade PROBLEM [--server URL | --db URL]
+    python -m web.cli parity PROBLEM FILE [--server URL]
 
 `serve` runs the site, the API and an embedded pool of grading workers on a SQLite database and
 queue in the data directory. It builds nothing: when the front-end build is missing it stops and
 names the command that makes it. `worker` runs only grading workers against the same data
-directory (or database URL), e.g. on another core or, with a shared database, another host.
+directory (or database URL), e.g. on another core.
+
+Distributed mode: `serve --queue redis://...` enqueues grading jobs in Redis (and runs no
+grading worker itself unless --workers says so); `worker --queue redis://... --server URL` runs
+on any machine with the project installed, takes jobs from Redis and talks to the server's
+worker API with the worker token (it holds no database credentials).
 """
 
 from __future__ import annotations
@@ -28,7 +37,11 @@ def _default_workers() -> int:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", type=Path, help="data directory (default: <repo>/data)")
-    p.add_argument("--database-url", help="SQLAlchemy URL (default: SQLite in the data dir)")
+    p.add_argument("--database-url", "--db", dest="database_url", metavar="URL",
+                   help="SQLAlchemy URL, e.g. postgresql://user:pw@host/db (default: SQLite in "
+                   "the data dir)")
+    p.add_argument("--queue", metavar="URL", help="redis://HOST:PORT/N: the grading queue in "
+                   "Redis, for workers on other hosts (default: embedded, SQLite in the data dir)")
     p.add_argument("--workers", type=int, default=None,
                    help=f"grading workers (default: {_default_workers()}: half the cores)")
     p.add_argument("--problems", type=Path, help="problem bank folder (default: <repo>/problems)")
@@ -46,6 +59,10 @@ def _settings(args) -> Settings:
         kw["data_dir"] = args.data.resolve()
     if args.database_url:
         kw["database_url"] = args.database_url
+    if args.queue:
+        kw["queue_url"] = args.queue
+    if getattr(args, "worker_token", None):
+        kw["worker_token"] = args.worker_token
     if args.problems:
         kw["problems_dir"] = args.problems.resolve()
     if args.reference:
@@ -75,18 +92,31 @@ def serve(args) -> int:
         if not ok:
             print(f"warning: the grading core does not import ({why}); submissions will be "
                   "answered IE until it does", file=sys.stderr)
-    workers = _default_workers() if args.workers is None else args.workers
+    if args.workers is not None:
+        workers = args.workers
+    else:  # distributed: the workers run elsewhere
+        workers = 0 if settings.distributed else _default_workers()
+    if settings.distributed and not settings.worker_token:
+        print("warning: no --worker-token (or $KVPRACTICE_WORKER_TOKEN): workers on other "
+              "hosts cannot report results", file=sys.stderr)
     app = create_app(settings, grader=load_grader(args.grader), workers=workers)
 
     import uvicorn
-    print(f"Serving on http://{args.host}:{args.port}/  (data: {settings.data_dir}, "
-          f"{workers} grading worker{'s' if workers != 1 else ''})", flush=True)
+    from .db import engine_url
+    from .queue import redact_url
+    where = (f"queue {redact_url(settings.queue_url)}, database "
+             f"{redact_url(engine_url(settings.db_url))}" if settings.distributed
+             else f"data: {settings.data_dir}")
+    print(f"Serving on http://{args.host}:{args.port}/  ({where}, "
+          f"{workers} grading worker{'s' if workers != 1 else ''} in this process)", flush=True)
     uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
                 timeout_graceful_shutdown=5)
     return 0
 
 
 def worker(args) -> int:
+    if args.server:
+        return remote_worker(args)
     from .db import Database
     from .grading import load_grader
     from .jobs import JobSystem
@@ -108,6 +138,53 @@ def worker(args) -> int:
     return 0
 
 
+def remote_worker(args) -> int:
+    """`worker --server URL`: a worker on any host, no database credentials."""
+    from .grading import WarmGrader, judge_grader, load_grader
+    from .problems import Catalog
+    from .remote_worker import RemoteWorker
+
+    if not args.queue:
+        print("a remote worker needs --queue redis://HOST:PORT/N (the server's queue)",
+              file=sys.stderr)
+        return 2
+    if args.database_url:
+        print("a remote worker holds no database credentials: drop --db", file=sys.stderr)
+        return 2
+    token = args.worker_token or os.environ.get("KVPRACTICE_WORKER_TOKEN")
+    if args.worker_token_file:
+        token = Path(args.worker_token_file).read_text().strip()
+    if not token:
+        print("a remote worker needs the server's worker token: $KVPRACTICE_WORKER_TOKEN, "
+              "--worker-token-file FILE or --worker-token T", file=sys.stderr)
+        return 2
+    settings = _settings(args)
+    catalog = Catalog(settings.problems_dir, settings.reference_dir)
+    grader = load_grader(args.grader)
+    warm, gpu = None, None
+    if grader is judge_grader:
+        try:
+            grader = WarmGrader(args.device)
+        except ValueError as exc:  # --device cuda without a CUDA device
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        device, gpu = grader.device, grader.gpu_name
+        if not args.no_warm:
+            warm = lambda: grader.warm(catalog, logging.getLogger("web.worker"))  # noqa: E731
+    else:  # a test's stand-in grader: it says which device it pretends to be
+        device = args.pretend_device or ("cpu" if args.device == "auto" else args.device)
+    slots = args.jobs or 1
+    if device == "cuda" and slots > 1:
+        print("a CUDA worker grades one job at a time (one per GPU): start one worker per GPU "
+              "with CUDA_VISIBLE_DEVICES=N instead of --jobs", file=sys.stderr)
+        return 2
+    from judge import JUDGE_VERSION
+    w = RemoteWorker(queue_url=args.queue, server=args.server, token=token, catalog=catalog,
+                     grader=grader, device=device, gpu_name=gpu, slots=slots, warm=warm,
+                     version=JUDGE_VERSION)
+    return w.run()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m web.cli", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -116,16 +193,38 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--port", type=int, default=8000)
     ps.add_argument("--instructor-token", help="instructor token (default: "
                     "$KVPRACTICE_INSTRUCTOR_TOKEN)")
+    ps.add_argument("--worker-token", help="the token workers on other hosts send (default: "
+                    "$KVPRACTICE_WORKER_TOKEN); without one the worker API is off")
     ps.add_argument("--log-level", default="info")
     ps.add_argument("--skip-build-check", action="store_true",
                     help="start even without the front-end build (API only)")
     _common(ps)
     pw = sub.add_parser("worker", help="grading workers only")
     _common(pw)
+    pw.add_argument("--server", metavar="URL", help="the web server's URL: run as a remote "
+                    "worker that reports through its API (needs --queue and the worker token)")
+    pw.add_argument("--worker-token", help="the server's worker token (prefer "
+                    "$KVPRACTICE_WORKER_TOKEN or --worker-token-file: a command line is "
+                    "visible to other users of the host)")
+    pw.add_argument("--worker-token-file", metavar="FILE")
+    pw.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                    help="remote worker: where submissions run (auto: CUDA when present)")
+    pw.add_argument("--jobs", type=int, help="remote CPU worker: jobs at once (default 1; a "
+                    "CUDA worker always grades one at a time)")
+    pw.add_argument("--no-warm", action="store_true", help="remote worker: skip preparing the "
+                    "reference observations of every problem at start")
+    pw.add_argument("--pretend-device", choices=["cpu", "cuda"], help=argparse.SUPPRESS)
+    from .ops_cli import add_parsers
+    add_parsers(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "
                         "%(message)s")
-    return serve(args) if args.command == "serve" else worker(args)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per request otherwise
+    if args.command == "serve":
+        return serve(args)
+    if args.command == "worker":
+        return worker(args)
+    return args.run(args)
 
 
 if __name__ == "__main__":

@@ -4,6 +4,10 @@ A submission moves queued -> running -> done. While running it carries a lease (
 that the grading worker renews; an expired lease means the worker died and the submission goes
 back to queued. The report is written by one conditional UPDATE that only the lease owner can
 win, so it is recorded exactly once.
+
+Besides students' own submissions (kind "live") the table holds the jobs of a regrade (kind
+"regrade", low priority, shown to nobody but the instructor until approved) and of a parity
+check (kind "parity", which must run on a CUDA worker).
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from sqlalchemy import (
-    Float, ForeignKey, Index, Integer, String, Text, create_engine, event, func, select, update,
+    Float, ForeignKey, Index, Integer, String, Text, create_engine, event, func, select, text,
+    update,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"
+LIVE, REGRADE, PARITY = "live", "regrade", "parity"
+LIVE_PRIORITY, REGRADE_PRIORITY = 10, 0   # higher is graded first
 
 
 def utcnow() -> datetime:
@@ -57,6 +64,16 @@ class Submission(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(nullable=True)
     finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # live | regrade | parity; the queue priority; the device a worker must have (None: any).
+    kind: Mapped[str] = mapped_column(String(16), default=LIVE, server_default=text("'live'"))
+    priority: Mapped[int] = mapped_column(Integer, default=LIVE_PRIORITY,
+                                          server_default=text(str(LIVE_PRIORITY)))
+    requires_device: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    # For a regrade job: the regrade and the student's submission it grades again.
+    regrade_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    regrade_of: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # The worker that stored the report.
+    graded_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
 
     __table_args__ = (Index("ix_submissions_status_id", "status", "id"),)
 
@@ -81,7 +98,8 @@ class SubmissionEvent(Base):
 
 
 class WorkerRow(Base):
-    """One grading worker (thread or process) and what it is doing, for the instructor page."""
+    """One grading slot (a thread of the server, or a worker process on another host: one job
+    at a time) and what it is doing, for the instructor page."""
     __tablename__ = "workers"
     id: Mapped[str] = mapped_column(String(200), primary_key=True)
     started_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -89,24 +107,69 @@ class WorkerRow(Base):
     status: Mapped[str] = mapped_column(String(16), default="idle")
     current_submission_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     graded: Mapped[int] = mapped_column(Integer, default=0)
+    # embedded (a thread of the server) | remote (`judge worker --server`)
+    kind: Mapped[str] = mapped_column(String(16), default="embedded",
+                                      server_default=text("'embedded'"))
+    host: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    device: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    gpu_name: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # Which queues it takes jobs from ("any", or "any,cuda" for a CUDA worker), and its software.
+    queues: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    version: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class Regrade(Base):
+    """Every student's latest graded submission of a problem, graded again; the new results stay
+    hidden until an instructor approves them (status pending -> approved | discarded)."""
+    __tablename__ = "regrades"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    problem_id: Mapped[str] = mapped_column(String(32), index=True)
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    note: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    decided_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class RegradeItem(Base):
+    """One student in a regrade: their submission, its verdict before, and the job grading it."""
+    __tablename__ = "regrade_items"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    regrade_id: Mapped[int] = mapped_column(ForeignKey("regrades.id"), index=True)
+    visitor_id: Mapped[int] = mapped_column(Integer)
+    submission_id: Mapped[int] = mapped_column(Integer)      # the student's submission
+    job_id: Mapped[int] = mapped_column(Integer)             # the regrade job (a Submission)
+    old_verdict: Mapped[str | None] = mapped_column(String(8), nullable=True)
+    old_score: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+
+def engine_url(url: str) -> str:
+    """postgres:// and postgresql:// mean the psycopg (3) driver, the one the project installs."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
 
 
 class Database:
     def __init__(self, url: str):
-        self.url = url
+        self.url = url = engine_url(url)
         kwargs: dict = {}
         if url.startswith("sqlite"):
             path = url.split("///", 1)[-1]
             if path and path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
+        else:  # a server: survive its restarts, and leave room for the event streams' polls
+            kwargs.update(pool_pre_ping=True, pool_size=10, max_overflow=30, pool_recycle=1800)
         self.engine = create_engine(url, **kwargs)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
 
     def create_all(self) -> None:
+        from .migrate import add_missing_columns
         Base.metadata.create_all(self.engine)
+        add_missing_columns(self.engine, Base.metadata)
 
     @contextmanager
     def session(self):
@@ -116,11 +179,13 @@ class Database:
     # ------------------------------------------------------------ queue state
 
     def queue_position(self, s: Session, sub: Submission) -> int | None:
-        """1 + the number of queued submissions ahead of this one; None unless queued."""
+        """1 + the number of students' submissions queued ahead of this one; None unless queued
+        (regrade jobs have a lower priority, so they are never ahead of a live submission)."""
         if sub.status != QUEUED:
             return None
         ahead = s.scalar(select(func.count()).select_from(Submission)
-                         .where(Submission.status == QUEUED, Submission.id < sub.id))
+                         .where(Submission.status == QUEUED, Submission.id < sub.id,
+                                Submission.kind == (sub.kind or LIVE)))
         return int(ahead or 0) + 1
 
     def add_event(self, s: Session, submission_id: int, type_: str, data: dict,
@@ -128,13 +193,18 @@ class Database:
         s.add(SubmissionEvent(submission_id=submission_id, attempt=attempt, type=type_,
                               data_json=json.dumps(data)))
 
-    def claim(self, submission_id: int, owner: str, lease_s: float) -> int | None:
-        """Take a queued (or lease-expired running) submission; the attempt number, or None."""
+    def claim(self, submission_id: int, owner: str, lease_s: float,
+              device: str | None = None) -> int | None:
+        """Take a queued (or lease-expired running) submission; the attempt number, or None.
+        With `device`, only a submission that runs anywhere or requires that device."""
         now = utcnow()
         with self.session() as s:
+            q = update(Submission).where(Submission.id == submission_id)
+            if device is not None:
+                q = q.where(Submission.requires_device.is_(None)
+                            | (Submission.requires_device == device))
             res = s.execute(
-                update(Submission)
-                .where(Submission.id == submission_id)
+                q
                 .where((Submission.status == QUEUED)
                        | ((Submission.status == RUNNING) & (Submission.lease_expires_at < now)))
                 .values(status=RUNNING, lease_owner=owner,
@@ -158,6 +228,13 @@ class Database:
             s.commit()
             return res.rowcount == 1
 
+    def holds(self, submission_id: int, owner: str) -> bool:
+        """Whether `owner` holds the lease of this running submission."""
+        with self.session() as s:
+            return s.scalar(select(func.count()).select_from(Submission).where(
+                Submission.id == submission_id, Submission.status == RUNNING,
+                Submission.lease_owner == owner)) == 1
+
     def finish(self, submission_id: int, owner: str | None, report: dict, attempt: int) -> bool:
         """Store the report if `owner` still holds the lease (None: any non-done state)."""
         now = utcnow()
@@ -165,11 +242,13 @@ class Database:
             cond = [Submission.id == submission_id, Submission.status != DONE]
             if owner is not None:
                 cond += [Submission.status == RUNNING, Submission.lease_owner == owner]
+            worker = owner.rsplit(":", 1)[0] if owner else None
             res = s.execute(
                 update(Submission).where(*cond)
                 .values(status=DONE, report_json=json.dumps(report),
-                        verdict=str(report.get("verdict")), score=report.get("score"),
-                        finished_at=now, lease_owner=None, lease_expires_at=None)
+                        verdict=str(report.get("verdict"))[:8], score=report.get("score"),
+                        finished_at=now, lease_owner=None, lease_expires_at=None,
+                        graded_by=worker)
                 .execution_options(synchronize_session=False))
             if res.rowcount == 1:
                 self.add_event(s, submission_id, "done",
@@ -203,6 +282,13 @@ class Database:
         with self.session() as s:
             return list(s.scalars(select(Submission.id).where(Submission.status == QUEUED)
                                   .order_by(Submission.id)))
+
+    def queued_jobs(self) -> list[tuple[int, int, str | None]]:
+        """(id, priority, required device) of every queued submission, oldest first."""
+        with self.session() as s:
+            return [(i, p if p is not None else LIVE_PRIORITY, d) for i, p, d in s.execute(
+                select(Submission.id, Submission.priority, Submission.requires_device)
+                .where(Submission.status == QUEUED).order_by(Submission.id))]
 
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:

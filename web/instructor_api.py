@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from fastapi import APIRouter, Request
 from sqlalchemy import func, select
 
 from .api import _errors, _iso, submission_json
-from .db import DONE, QUEUED, RUNNING, Submission, Visitor, WorkerRow, utcnow
+from .db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
 from .errors import ApiError
 from .identity import require_instructor
+from . import regrades, workers
 
 router = APIRouter(prefix="/api")
 
@@ -59,25 +59,21 @@ def instructor_check(request: Request, problem_id: str) -> dict:
 
 def overview(ctx) -> dict[str, Any]:
     from .grading import judge_available
-    now = utcnow()
     with ctx.db.session() as s:
         counts = dict(s.execute(select(Submission.status, func.count())
                                 .group_by(Submission.status)).all())
-        workers = list(s.scalars(select(WorkerRow).order_by(WorkerRow.id)))
         recent = list(s.execute(select(Submission, Visitor.display_name)
                                 .join(Visitor, Visitor.id == Submission.visitor_id)
                                 .order_by(Submission.id.desc()).limit(30)).all())
-        stale = timedelta(seconds=max(3 * ctx.settings.reaper_interval_s,
-                                      2 * ctx.settings.heartbeat_s, 30))
-        worker_rows = [{
-            "id": w.id, "status": w.status if now - w.heartbeat_at < stale or w.status == "stopped"
-            else "not answering", "submission": w.current_submission_id, "graded": w.graded,
-            "heartbeat_at": _iso(w.heartbeat_at)} for w in workers]
         recent_rows = [{
             "id": r.id, "problem": r.problem_id, "visitor": r.visitor_id, "display_name": name,
-            "status": r.status, "verdict": r.verdict, "score": r.score,
-            "attempts": r.attempts, "created_at": _iso(r.created_at),
+            "kind": r.kind or LIVE, "status": r.status, "verdict": r.verdict, "score": r.score,
+            "attempts": r.attempts, "graded_by": r.graded_by, "created_at": _iso(r.created_at),
             "finished_at": _iso(r.finished_at)} for r, name in recent]
+    worker_rows = workers.listing(ctx.db, ctx.settings.stale_after_s)
+    # live workers first, then the most recently seen
+    worker_rows.sort(key=lambda w: (w["status"] in ("stopped", "not answering"),
+                                    w["last_seen_s"]))
     problems = []
     for p in ctx.catalog.list():
         exp = ctx.expectations.get(p) if p.browser else None
@@ -91,6 +87,8 @@ def overview(ctx) -> dict[str, Any]:
         problems.append({"id": folder, "slug": None, "loads": False, "check": err})
     ok, why = judge_available()
     return {"queue": {"queued": counts.get(QUEUED, 0), "running": counts.get(RUNNING, 0),
-                      "done": counts.get(DONE, 0), "pending_tasks": ctx.jobs.pending_count()},
+                      "done": counts.get(DONE, 0), "pending_tasks": ctx.jobs.pending_count(),
+                      "kind": ctx.jobs.queue.kind},
             "workers": worker_rows, "recent": recent_rows, "problems": problems,
+            "regrades": regrades.listing(ctx.db, limit=10),
             "grading_core": {"available": ok, "detail": why}}

@@ -1,32 +1,31 @@
-"""Grading jobs: a Huey task per submission, leases with a heartbeat, recovery, the worker pool.
+"""Grading jobs on the server: the queue, recovery from the database, the lease reaper, and
+(in embedded mode) the worker pool.
 
-The database row is the truth; the Huey queue (SQLite storage in the data directory) only says
-"look at submission N". A task claims its submission with a conditional UPDATE (queued, or
-running with an expired lease -> running, owned by this worker), renews the lease from a
-heartbeat thread while `grade()` runs, and stores the report with a second conditional UPDATE
-that only the current lease owner can win. So a duplicate task does nothing, a worker that died
-mid-job loses its lease and the submission is graded again by another, and the report is
-recorded exactly once.
+The database row is the truth; the queue (`web.queue`: SQLite in the data directory, or Redis in
+distributed mode) only says "look at submission N". How one job is graded (claim, lease with a
+heartbeat, exactly-once report) is `web.job_runner.run_job`, shared with the workers on other
+hosts. The reaper re-queues submissions whose lease ran out (their worker died) and re-fills the
+queue with every queued submission it lacks (after a restart, or when Redis lost its data).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import socket
 import threading
-import traceback
-import uuid
+import time
 
-from huey import SqliteHuey
 from huey.consumer import Consumer, ConsumerStopped
 from sqlalchemy import select, update
 
-from .db import DONE, QUEUED, RUNNING, Database, Submission, WorkerRow, utcnow
-from .grading import Grader, internal_error_report
+from .db import DONE, LIVE_PRIORITY, QUEUED, RUNNING, Database, Submission, utcnow
+from .grading import Grader
+from .job_runner import DbBackend, run_job
 from .problems import Catalog
+from .queue import JobQueue
 from .settings import Settings
+from . import workers
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
@@ -39,60 +38,59 @@ class _EmbeddedConsumer(Consumer):
         pass
 
 
-class _Heartbeat(threading.Thread):
-    def __init__(self, db: Database, submission_id: int, owner: str, settings: Settings):
-        super().__init__(name=f"heartbeat-{submission_id}", daemon=True)
-        self.db, self.sid, self.owner, self.settings = db, submission_id, owner, settings
-        self.stopped = threading.Event()
-        self.lost = False
-
-    def run(self):
-        while not self.stopped.wait(self.settings.heartbeat_s):
-            try:
-                if not self.db.renew(self.sid, self.owner, self.settings.lease_s):
-                    self.lost = True
-                    log.warning("submission %s: lease lost, its result will be dropped", self.sid)
-                    return
-            except Exception:  # a busy database: try again next beat
-                log.exception("heartbeat for submission %s failed", self.sid)
-
-
 class JobSystem:
     def __init__(self, settings: Settings, db: Database, catalog: Catalog, grader: Grader):
         self.settings, self.db, self.catalog, self.grader = settings, db, catalog, grader
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        self.huey = SqliteHuey(name="kvpractice", filename=str(settings.huey_path),
-                               results=False, utc=True, timeout=30)
-        self._task = self.huey.task(name="grade_submission")(self.grade_submission)
+        self.queue = JobQueue(settings.queue_url, settings.huey_path,
+                              handler=self.grade_submission)
+        self.huey = self.queue.huey
+        self.backend = DbBackend(db, settings, catalog)
         self.consumer: _EmbeddedConsumer | None = None
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self.worker_ids: list[str] = []
+        self._queue_down = False
 
     # ------------------------------------------------------------ queueing
 
-    def enqueue(self, submission_id: int) -> None:
-        self._task(submission_id)
+    def enqueue(self, submission_id: int, priority: int = LIVE_PRIORITY,
+                device: str | None = None) -> None:
+        self.queue.enqueue(submission_id, priority, device)
 
     def pending_count(self) -> int:
-        try:
-            return int(self.huey.pending_count())
-        except Exception:
-            return -1
+        return self.queue.pending_count()
 
     def recover(self) -> list[int]:
         """At start-up: free leases of dead local workers and expired ones, queue every queued."""
         self._release_dead_local_leases()
         self.db.requeue_expired()
-        ids = self.db.queued_ids()
+        self.fill_queue()
+        return self.db.queued_ids()
+
+    def fill_queue(self) -> int:
+        """Enqueue every queued submission that has no task waiting; how many were enqueued."""
+        jobs = self.db.queued_jobs()
+        if not jobs:
+            return 0
         try:
-            pending = {t.args[0] for t in self.huey.pending() if t.args}
-        except Exception:
-            pending = set()
-        for sid in ids:
-            if sid not in pending:
-                self.enqueue(sid)
-        return ids
+            pending = self.queue.pending_ids()
+            n = 0
+            for sid, priority, device in jobs:
+                if sid not in pending:
+                    self.enqueue(sid, priority, device)
+                    n += 1
+        except Exception as exc:
+            if not self._queue_down:
+                log.warning("the grading queue (%s) does not answer: %s: %s; the submissions "
+                            "stay queued in the database and are queued again when it is back",
+                            self.queue.kind, type(exc).__name__, exc)
+            self._queue_down = True
+            return 0
+        if self._queue_down:
+            log.warning("the grading queue answers again; %d submission(s) queued again", n)
+        self._queue_down = False
+        return n
 
     def _release_dead_local_leases(self) -> None:
         """Running rows owned by a process on this host that no longer exists: back to queued."""
@@ -115,81 +113,15 @@ class JobSystem:
         """Re-queue submissions whose worker died; make sure every queued one has a task."""
         for sid in self.db.requeue_expired():
             log.warning("submission %s: its worker stopped answering; queued again", sid)
-            self.enqueue(sid)
-        queued = self.db.queued_ids()
-        if queued:
-            try:
-                pending = {t.args[0] for t in self.huey.pending() if t.args}
-            except Exception:
-                return
-            for sid in queued:
-                if sid not in pending:
-                    self.enqueue(sid)
+        self.fill_queue()
 
     # ------------------------------------------------------------ the task
 
     def grade_submission(self, submission_id: int) -> str:
         """Grade one submission, if it is still waiting; what happened, in one word."""
-        thread = threading.current_thread().name
-        worker_id = f"{HOST}:{os.getpid()}:{thread}"
-        owner = f"{worker_id}:{uuid.uuid4().hex[:8]}"
-        attempt = self.db.claim(submission_id, owner, self.settings.lease_s)
-        if attempt is None:
-            return "skipped"
-        with self.db.session() as s:
-            sub = s.get(Submission, submission_id)
-            problem_id, code = sub.problem_id, sub.code
-            self.db.add_event(s, submission_id, "running",
-                              {"attempt": attempt, "worker": worker_id}, attempt)
-            s.commit()
-        self._worker_status(worker_id, "grading", submission_id)
-
-        problem = self.catalog.get(problem_id)
-        if attempt > self.settings.max_attempts:
-            report = internal_error_report(
-                problem or _MissingProblem(problem_id),
-                f"grading stopped {attempt - 1} times without finishing (the worker died or "
-                "was killed each time); not retrying")
-            self.db.finish(submission_id, owner, report, attempt)
-            self._worker_status(worker_id, "idle", None, graded=True)
-            return "gave-up"
-
-        beat = _Heartbeat(self.db, submission_id, owner, self.settings)
-        beat.start()
-
-        def on_event(ev: dict) -> None:
-            if beat.lost or not isinstance(ev, dict) or ev.get("type") == "done":
-                return  # the stored "done" event is written together with the report
-            try:
-                with self.db.session() as s:
-                    self.db.add_event(s, submission_id, str(ev.get("type", "event")), ev, attempt)
-                    s.commit()
-            except Exception:
-                log.exception("could not store an event of submission %s", submission_id)
-
-        try:
-            if problem is None:
-                report = internal_error_report(_MissingProblem(problem_id),
-                                               f"problem {problem_id} is no longer on the server")
-            else:
-                report = self.grader(problem, code, on_event)
-                if not isinstance(report, dict) or "verdict" not in report:
-                    report = internal_error_report(problem, "the grader returned no report")
-                json.dumps(report)  # must be storable
-        except Exception as exc:
-            log.exception("grading submission %s failed", submission_id)
-            report = internal_error_report(
-                problem or _MissingProblem(problem_id),
-                f"the grader failed: {type(exc).__name__}: {exc}\n"
-                + traceback.format_exc(limit=8)[-3000:])
-        finally:
-            beat.stopped.set()
-        stored = self.db.finish(submission_id, owner, report, attempt)
-        self._worker_status(worker_id, "idle", None, graded=stored)
-        if not stored:
-            log.warning("submission %s: another worker owns it now; this result is dropped",
-                        submission_id)
-        return "stored" if stored else "dropped"
+        worker_id = f"{HOST}:{os.getpid()}:{threading.current_thread().name}"
+        return run_job(self.backend, self.catalog, self.grader, submission_id, worker_id,
+                       self.settings.heartbeat_s)
 
     # ------------------------------------------------------------ workers
 
@@ -203,8 +135,9 @@ class JobSystem:
                                               backoff=1.2, max_delay=0.5,
                                               check_worker_health=True, health_check_interval=5)
             self.worker_ids = [f"{HOST}:{os.getpid()}:Worker-{i + 1}" for i in range(n)]
+            device = _local_device()
             for wid in self.worker_ids:
-                self._worker_status(wid, "idle", None, started=True)
+                workers.register(self.db, wid, kind="embedded", host=HOST, device=device)
             self.consumer.start()
             self._spawn(self._supervise, "huey-supervisor")
         self._spawn(self._reaper, "lease-reaper")
@@ -215,8 +148,6 @@ class JobSystem:
         self._threads.append(t)
 
     def _supervise(self) -> None:
-        ts = None
-        import time
         ts = time.monotonic()
         while not self._stop.is_set():
             try:
@@ -240,44 +171,26 @@ class JobSystem:
             self.consumer.stop_flag.set()
             for _, t in self.consumer.worker_threads:
                 t.join(timeout)
-        for wid in self.worker_ids:
-            self._worker_status(wid, "stopped", None)
+        try:
+            workers.stopped(self.db, self.worker_ids)
+        except Exception:
+            log.exception("worker table update failed")
         for t in self._threads:
             t.join(timeout)
         self._threads.clear()
         self.consumer = None
 
     def _beat_workers(self) -> None:
-        if not self.worker_ids:
-            return
-        with self.db.session() as s:
-            s.execute(update(WorkerRow).where(WorkerRow.id.in_(self.worker_ids))
-                      .values(heartbeat_at=utcnow())
-                      .execution_options(synchronize_session=False))
-            s.commit()
-
-    def _worker_status(self, wid: str, status: str, sid: int | None, graded: bool = False,
-                       started: bool = False) -> None:
-        try:
-            with self.db.session() as s:
-                row = s.get(WorkerRow, wid)
-                if row is None:
-                    row = WorkerRow(id=wid, graded=0)
-                    s.add(row)
-                if started:
-                    row.started_at = utcnow()
-                row.status, row.current_submission_id = status, sid
-                row.heartbeat_at = utcnow()
-                if graded:
-                    row.graded = (row.graded or 0) + 1
-                s.commit()
-        except Exception:
-            log.exception("worker table update failed")
+        workers.beat(self.db, self.worker_ids)
 
 
-class _MissingProblem:
-    def __init__(self, pid):
-        self.id, self.slug = pid, None
+def _local_device() -> str:
+    """The device the grading core picks here ("auto")."""
+    try:
+        from judge.environment import cuda_available
+        return "cuda" if cuda_available() else "cpu"
+    except Exception:
+        return "cpu"
 
 
 def _alive(pid: int) -> bool:

@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from .api import submission_json
 from .instructor_api import overview
-from .db import DONE, Submission, Visitor
+from .db import DONE, LIVE, Submission, Visitor
 from .identity import INSTRUCTOR_COOKIE, find_visitor, instructor_ok, request_token
 from .markdown import highlight_python, pygments_css, render_markdown
 from .settings import TEMPLATES_DIR
@@ -97,7 +97,8 @@ def _statuses(request: Request) -> dict[str, str]:
     with ctx.db.session() as s:
         for pid, status, verdict in s.execute(
                 select(Submission.problem_id, Submission.status, Submission.verdict)
-                .where(Submission.visitor_id == v.id).order_by(Submission.id)):
+                .where(Submission.visitor_id == v.id, Submission.kind == LIVE)
+                .order_by(Submission.id)):
             if out.get(pid) == "AC":
                 continue
             out[pid] = verdict if status == DONE else status
@@ -161,7 +162,8 @@ def history_page(request: Request):
     rows = []
     if v is not None:
         with ctx.db.session() as s:
-            rows = list(s.scalars(select(Submission).where(Submission.visitor_id == v.id)
+            rows = list(s.scalars(select(Submission).where(Submission.visitor_id == v.id,
+                                                           Submission.kind == LIVE)
                                   .order_by(Submission.id.desc()).limit(200)))
     titles = {p.id: p for p in ctx.catalog.list()}
     return render(request, "history.html", rows=rows, problems=titles)
@@ -187,7 +189,9 @@ def submission_page(request: Request, sid: int):
     with ctx.db.session() as s:
         sub = s.get(Submission, sid)
         v = find_visitor(ctx.db, _token(request))
-        if sub is None or ((v is None or sub.visitor_id != v.id) and not instructor_ok(request)):
+        mine = v is not None and sub is not None and sub.visitor_id == v.id and \
+            (sub.kind or LIVE) == LIVE
+        if sub is None or (not mine and not instructor_ok(request)):
             return render_error_page(request, 404, f"There is no submission {sid} among yours.")
         data = submission_json(ctx, s, sub)
     p = ctx.catalog.get(data["problem"])

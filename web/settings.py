@@ -17,8 +17,12 @@ BUILD_COMMAND = "bash scripts/build_frontend.sh"
 class Settings:
     # Where the SQLite database, the queue's storage and caches live.
     data_dir: Path = field(default_factory=lambda: REPO_ROOT / "data")
-    # Any SQLAlchemy URL; None means sqlite:///<data_dir>/web.sqlite3.
+    # Any SQLAlchemy URL; None means sqlite:///<data_dir>/web.sqlite3. postgresql://... URLs
+    # use the psycopg (3) driver.
     database_url: str | None = None
+    # The grading queue: None = Huey's SQLite storage in the data directory (embedded mode);
+    # redis://HOST:PORT/N = Huey's priority Redis storage, for workers on other machines.
+    queue_url: str | None = None
     problems_dir: Path = field(default_factory=lambda: REPO_ROOT / "problems")
     # The handbook modules (flat files); default <the folder above problems_dir>/reference, the
     # grading core's convention (reference paths in problem.toml are relative to that folder).
@@ -50,6 +54,14 @@ class Settings:
 
     cookie_secure: bool = False
 
+    # Workers on other machines (`judge worker --server URL`) authenticate with this token
+    # (X-Worker-Token); None turns the worker endpoints off.
+    worker_token: str | None = field(
+        default_factory=lambda: os.environ.get("KVPRACTICE_WORKER_TOKEN") or None)
+    # A worker whose last heartbeat is older than this is shown as "not answering" (and does not
+    # count as a live GPU worker for `judge parity`). 0: max(3 * heartbeat_s, 30).
+    worker_stale_s: float = 0.0
+
     def __post_init__(self) -> None:
         self.data_dir = Path(self.data_dir)
         self.problems_dir = Path(self.problems_dir)
@@ -59,6 +71,14 @@ class Settings:
     @property
     def db_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'web.sqlite3'}"
+
+    @property
+    def distributed(self) -> bool:
+        return bool(self.queue_url)
+
+    @property
+    def stale_after_s(self) -> float:
+        return self.worker_stale_s or max(3 * self.heartbeat_s, 3 * self.reaper_interval_s, 30.0)
 
     @property
     def huey_path(self) -> Path:
