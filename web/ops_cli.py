@@ -113,13 +113,14 @@ def _regrade_db(args) -> int:
 
     st = Settings(**({"problems_dir": args.problems} if args.problems else {}))
     p = Catalog(st.problems_dir, st.reference_dir).get(args.problem)
-    if p is None:
-        return _fail(f"there is no problem '{args.problem}'", EXIT_USAGE)
+    if p is None and not args.problem.isdigit():
+        return _fail(f"there is no problem '{args.problem}' in {st.problems_dir} (--problems)",
+                     EXIT_USAGE)
     db = Database(args.db)
     db.create_all()
     enqueue = JobQueue(args.queue).enqueue if args.queue else None
     try:
-        data = regrades.start(db, p.id, enqueue)
+        data = regrades.start(db, p.id if p else args.problem, enqueue)
     except regrades.RegradeError as exc:
         return _fail(exc.message)
     return _follow(args, data, lambda: regrades.summary(db, data["id"]))
