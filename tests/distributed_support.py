@@ -180,9 +180,10 @@ def _env(extra: dict | None = None) -> dict:
 
 
 class Server:
-    """`judge serve --queue redis://... --db postgresql://...` as a child process."""
+    """`judge serve --queue redis://... --db postgresql://...` as a child process (without
+    db_url and queue_url: the embedded mode, SQLite in tmp/data)."""
 
-    def __init__(self, tmp: Path, db_url: str, queue_url: str, problems: Path = None,
+    def __init__(self, tmp: Path, db_url: str | None, queue_url: str | None, problems: Path = None,
                  reference: Path = None, timings: dict | None = None, extra: list | None = None):
         self.tmp, self.db_url, self.queue_url = Path(tmp), db_url, queue_url
         self.problems = problems or FIXTURES / "problems"
@@ -199,8 +200,9 @@ class Server:
         self.starts += 1
         log = open(self.tmp / f"server-{self.starts}.log", "wb")
         cmd = [sys.executable, "-m", "web.cli", "serve", "--skip-build-check",
-               "--host", "127.0.0.1", "--port", str(self.port), "--db", self.db_url,
-               "--queue", self.queue_url, "--data", str(self.tmp / "data"),
+               "--host", "127.0.0.1", "--port", str(self.port), "--data", str(self.tmp / "data"),
+               *(["--db", self.db_url] if self.db_url else []),
+               *(["--queue", self.queue_url] if self.queue_url else []),
                "--problems", str(self.problems), "--reference", str(self.reference),
                "--worker-token", WORKER_TOKEN, "--instructor-token", INSTRUCTOR_TOKEN,
                "--log-level", "warning", *self.extra]
