@@ -186,3 +186,30 @@ def test_parity_against_a_gpu_worker(tmp_path, server, pg_url, redis_srv):
     parity = [r for r in rows(pg_url).values() if r.kind == "parity"]
     assert len(parity) == 2
     assert all(r.graded_by.split(":")[1] == str(gpu_worker.pid) for r in parity)
+
+
+def test_a_problem_that_needs_a_gpu_waits_for_a_gpu_worker(tmp_path, pg_url, redis_srv):
+    import shutil
+    problems = tmp_path / "problems"
+    shutil.copytree(FIX, problems / FIX.name)
+    toml = problems / FIX.name / "problem.toml"
+    toml.write_text(toml.read_text().replace('requires = []', 'requires = ["cuda"]'))
+    (tmp_path / "reference").symlink_to(FIXTURES / "reference")
+    server = Server(tmp_path, pg_url, redis_srv.url(), problems=problems,
+                    reference=tmp_path / "reference")
+    common = dict(problems=problems, reference=tmp_path / "reference", grader=PACED)
+    cpu = Worker(tmp_path, redis_srv.url(), server.url, name="cpu", **common)
+    gpu = None
+    try:
+        sid = Student(server.url, 1).submit("901", "x = 1")["id"]
+        time.sleep(2.5)  # the CPU worker does not take it
+        assert rows(pg_url)[sid].status == "queued"
+        gpu = Worker(tmp_path, redis_srv.url(), server.url, name="gpu",
+                     extra=["--pretend-device", "cuda"], **common)
+        wait_for(lambda: all_done(pg_url, [sid]), 60, "the GPU worker to grade it")
+    finally:
+        cpu.stop()
+        if gpu is not None:
+            gpu.stop()
+        server.kill()
+    assert rows(pg_url)[sid].graded_by.split(":")[1] == str(gpu.pid)

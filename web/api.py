@@ -199,6 +199,9 @@ async def create_submission(request: Request) -> JSONResponse:
     if not body.code.strip():
         raise ApiError(422, "empty_code", "the code is empty")
     visitor = await anyio.to_thread.run_sync(current_visitor, request)
+    # A problem that needs a GPU goes to the GPU workers' queue (distributed mode only: the
+    # embedded workers take every job).
+    needs = "cuda" if st.distributed and "cuda" in (problem.requires or []) else None
 
     def store() -> tuple[int, int]:
         with ctx.db.session() as s:
@@ -221,7 +224,7 @@ async def create_submission(request: Request) -> JSONResponse:
                                headers={"Retry-After": str(wait)})
             sub = Submission(visitor_id=visitor.id, problem_id=problem.id, code=body.code,
                              code_sha256=hashlib.sha256(body.code.encode()).hexdigest(),
-                             status=QUEUED)
+                             status=QUEUED, requires_device=needs)
             s.add(sub)
             s.flush()
             position = ctx.db.queue_position(s, sub)
@@ -231,7 +234,7 @@ async def create_submission(request: Request) -> JSONResponse:
 
     sid, position = await anyio.to_thread.run_sync(store)
     try:
-        await anyio.to_thread.run_sync(ctx.jobs.enqueue, sid)
+        await anyio.to_thread.run_sync(lambda: ctx.jobs.enqueue(sid, device=needs))
     except Exception:  # stored; the reaper queues it again
         pass
     return JSONResponse(status_code=202, content={

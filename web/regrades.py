@@ -65,19 +65,20 @@ def start(db: Database, problem_id: str,
             orig = s.get(Submission, sid)
             job = Submission(visitor_id=visitor_id, problem_id=problem_id, code=orig.code,
                              code_sha256=orig.code_sha256, status=QUEUED, kind=REGRADE,
-                             priority=REGRADE_PRIORITY, regrade_id=rg.id, regrade_of=sid)
+                             priority=REGRADE_PRIORITY, regrade_id=rg.id, regrade_of=sid,
+                             requires_device=orig.requires_device)
             s.add(job)
             s.flush()
             db.add_event(s, job.id, "queued", {"type": "queued", "regrade": rg.id})
             s.add(RegradeItem(regrade_id=rg.id, visitor_id=visitor_id, submission_id=sid,
                               job_id=job.id, old_verdict=orig.verdict, old_score=orig.score))
-            jobs.append(job.id)
+            jobs.append((job.id, job.requires_device))
         s.commit()
         rid = rg.id
     if enqueue is not None:
-        for jid in jobs:
+        for jid, device in jobs:
             try:
-                enqueue(jid, REGRADE_PRIORITY)
+                enqueue(jid, REGRADE_PRIORITY, device)
             except Exception:  # stored; the server's reaper queues it
                 break
     return summary(db, rid)
