@@ -116,6 +116,8 @@ def main() -> int:
             "json": str(args.json)}, "results": results}, indent=1, default=str))
     bad = any(r["lost"] or r["stuck"] or r["duplicated"] or r["mismatched"]
               for r in results.values())
+    import shutil
+    shutil.rmtree(tmp, ignore_errors=True)
     return 1 if bad else 0
 
 
