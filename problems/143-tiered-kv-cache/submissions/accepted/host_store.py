@@ -23,6 +23,9 @@ class HostStore(OrderedDict):
 
 
 def _save(t):
+    if t.is_cuda:
+        # Pinned memory: what the GPU can copy to and from asynchronously.
+        return t.detach().to("cpu", copy=True).pin_memory()
     return t.detach().to("cpu", copy=True)
 
 

@@ -7,7 +7,12 @@ from prefix_cache import PrefixCachingBlockPool
 
 
 def host_copy(t):
-    # A real copy in CPU memory whatever device the cache is on (`.cpu()` alone is a no-op on CPU).
+    # A real copy in CPU memory whatever device the cache is on (`.cpu()` alone is a no-op on CPU);
+    # from a GPU, into pinned memory with a non-blocking copy queued on the current stream.
+    if getattr(t, "is_cuda", False):
+        import torch
+        dst = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+        return dst.copy_(t, non_blocking=True)
     return t.to("cpu", copy=True)
 
 
