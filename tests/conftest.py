@@ -23,3 +23,29 @@ def pytest_runtest_makereport(item, call):
     if not any(word in reason for word in ALLOWED_IN_STRICT):
         report.outcome = "failed"
         report.longrepr = f"skipped in strict mode (KVPRACTICE_STRICT_SKIPS=1): {reason}"
+
+
+# Throwaway PostgreSQL / Redis / platform server on loopback, for the distributed tests. Imported
+# lazily: the other tests never need distributed_support.
+
+
+@pytest.fixture
+def pg_url():
+    from distributed_support import postgres
+    return postgres().new_database()
+
+
+@pytest.fixture
+def redis_srv():
+    from distributed_support import RedisServer
+    r = RedisServer()
+    yield r
+    r.stop()
+
+
+@pytest.fixture
+def server(tmp_path, pg_url, redis_srv):
+    from distributed_support import Server
+    s = Server(tmp_path, pg_url, redis_srv.url())
+    yield s
+    s.kill()

@@ -10,32 +10,9 @@ import signal
 import threading
 import time
 
-import pytest
-
-from distributed_support import (
-    RedisServer, Server, Student, Worker, all_done, done_event_counts, postgres, rows, wait_for,
-)
+from distributed_support import Student, Worker, all_done, done_event_counts, rows, wait_for
 
 PACED = "tests.distributed_graders:paced"
-
-
-@pytest.fixture
-def pg_url():
-    return postgres().new_database()
-
-
-@pytest.fixture
-def redis_srv():
-    r = RedisServer()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(tmp_path, pg_url, redis_srv):
-    s = Server(tmp_path, pg_url, redis_srv.url())
-    yield s
-    s.kill()
 
 
 def _events(db_url: str, sid: int) -> list[str]:

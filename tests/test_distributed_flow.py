@@ -9,35 +9,15 @@ import sys
 import time
 
 import httpx
-import pytest
 
 from distributed_support import (
-    FIXTURES, INSTRUCTOR_TOKEN, REPO, WORKER_TOKEN, RedisServer, Server, Student, Worker,
-    all_done, done_event_counts, postgres, rows, wait_for,
+    FIXTURES, INSTRUCTOR_TOKEN, REPO, WORKER_TOKEN, Server, Student, Worker, all_done,
+    done_event_counts, rows, wait_for,
 )
 
 PACED = "tests.distributed_graders:paced"
 FIX = FIXTURES / "problems" / "901-toy-lru"
 ACCEPTED = (FIX / "submissions/accepted/lru_plain_dict.py").read_text()
-
-
-@pytest.fixture
-def pg_url():
-    return postgres().new_database()
-
-
-@pytest.fixture
-def redis_srv():
-    r = RedisServer()
-    yield r
-    r.stop()
-
-
-@pytest.fixture
-def server(tmp_path, pg_url, redis_srv):
-    s = Server(tmp_path, pg_url, redis_srv.url())
-    yield s
-    s.kill()
 
 
 def test_submit_to_verdict_through_a_remote_worker(tmp_path, server, pg_url, redis_srv):

@@ -9,26 +9,12 @@ import subprocess
 import sys
 
 import httpx
-import pytest
 
 from distributed_support import (
-    INSTRUCTOR_TOKEN, REPO, RedisServer, Server, Student, Worker, all_done, postgres, rows,
-    wait_for,
+    INSTRUCTOR_TOKEN, REPO, Server, Student, Worker, all_done, rows, wait_for,
 )
 
 PACED = "tests.distributed_graders:paced"
-
-
-@pytest.fixture
-def pg_url():
-    return postgres().new_database()
-
-
-@pytest.fixture
-def redis_srv():
-    r = RedisServer()
-    yield r
-    r.stop()
 
 
 def _regrade(*args):
