@@ -12,7 +12,7 @@ conversations:
 
 All three must produce the same tokens; the tokens computed must fall from run to run.
 
-    .venv/bin/python -m reference.experiments.multi_turn [--model DIR] [--tiered FILE] [--json]
+    .venv/bin/python -m reference.experiments.multi_turn [--model DIR] [--tiered FILE] [--json] [--device cuda]
 
 Without `--model` a tiny seeded Qwen3 with the real vocabulary is used (its replies are noise, but
 the cache behaves exactly as it would with a real model). With a real checkpoint folder, e.g.
@@ -84,7 +84,8 @@ def run_conversations(model, tokenizer, pool, *, ignore_eos: bool) -> dict:
             "hits": getattr(pool, "num_hits", 0), "queries": getattr(pool, "num_queries", 0)}
 
 
-def run_experiment(model=None, tokenizer=None, tiered_cls=None, *, ignore_eos: bool = True) -> dict:
+def run_experiment(model=None, tokenizer=None, tiered_cls=None, *, ignore_eos: bool = True,
+                   device: str = "cpu") -> dict:
     from prefix_cache import PrefixCachingBlockPool
 
     if tokenizer is None:
@@ -92,7 +93,7 @@ def run_experiment(model=None, tokenizer=None, tiered_cls=None, *, ignore_eos: b
         tokenizer = load_tokenizer()
     if model is None:
         from tiny_models import QWEN3_VOCAB_SIZE, build_model
-        model = build_model(seed=0, vocab_size=QWEN3_VOCAB_SIZE)
+        model = build_model(seed=0, vocab_size=QWEN3_VOCAB_SIZE, device=device)
     if tiered_cls is None:
         tiered_cls = load_tiered_class(None)
     runs = {
@@ -138,17 +139,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", help="a Qwen3 checkpoint folder (default: a tiny generated model)")
     parser.add_argument("--tiered", metavar="FILE", help="a file defining TieredPrefixCachingBlockPool")
     parser.add_argument("--json", action="store_true", help="print one JSON line with the figures")
+    parser.add_argument("--device", default="cpu", help="where the model and the KV cache live "
+                        "(cpu, cuda); the host tier is always CPU memory")
     args = parser.parse_args(argv)
 
     model = None
     if args.model:
         from mini_llm import CheckpointError, Transformer
         try:
-            model = Transformer.from_pretrained(args.model)
+            model = Transformer.from_pretrained(args.model, device=args.device)
         except (CheckpointError, OSError) as e:
             print(f"cannot load the model: {e}", file=sys.stderr)
             return 2
-    result = run_experiment(model, tiered_cls=load_tiered_class(args.tiered), ignore_eos=args.model is None)
+    result = run_experiment(model, tiered_cls=load_tiered_class(args.tiered), ignore_eos=args.model is None,
+                            device=args.device)
     if args.json:
         print(json.dumps(result["summary"]))
     else:
