@@ -88,6 +88,29 @@ def time_median(fn, device, reps: int, warmup: int = 2, setup_fn=None, min_time:
     return statistics.median(times)
 
 
+def pool_copy_seconds(kv, device, reps: int) -> tuple[float, float]:
+    """Median seconds to offload every block of `kv` through the tiered pool's own `_offload`,
+    and to copy them all back through `_load`."""
+    from tiered import TieredPrefixCachingBlockPool
+
+    num_blocks = kv.num_blocks
+    pool = TieredPrefixCachingBlockPool(num_blocks, kv.block_size, host_capacity_blocks=num_blocks)
+    pool.kv = kv
+
+    def offload_all():
+        for b in range(num_blocks):
+            pool._offload(b, b + 1)
+
+    t_off = time_median(offload_all, device, reps, setup_fn=pool.host.clear)
+    copies = list(pool.host.values())  # the last repetition's host copies
+
+    def load_all():
+        for b, copy in enumerate(copies):
+            pool._load(b, copy)
+
+    return t_off, time_median(load_all, device, reps)
+
+
 def machine_line(device) -> str:
     dev = torch.device(device)
     where = (torch.cuda.get_device_name(dev) if dev.type == "cuda"

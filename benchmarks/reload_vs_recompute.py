@@ -22,13 +22,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from _common import (DTYPES, QWEN3_0_6B, base_parser, build_random_model, fmt,  # noqa: E402
-                     kv_bytes_per_token, machine_line, param_counts, print_table, setup, sync,
-                     time_median)
+                     kv_bytes_per_token, machine_line, param_counts, pool_copy_seconds,
+                     print_table, setup, sync, time_median)
 import torch  # noqa: E402
 
 import reference  # noqa: E402,F401
 from kv_cache import AttentionMetadata  # noqa: E402
-from tiered import TieredPrefixCachingBlockPool  # noqa: E402
 from tiny_models import QWEN3_VOCAB_SIZE, build_model  # noqa: E402
 
 BLOCK_SIZE = 16
@@ -70,28 +69,11 @@ def prefill_seconds(model, device, num_tokens: int, reps: int) -> float:
 
 
 @torch.inference_mode()
-def pool_copy_seconds(model, device, num_blocks: int, reps: int) -> tuple[float, float]:
-    """Median seconds to offload `num_blocks` blocks through `_offload` and to copy them back
-    through `_load`, with the pool's own methods."""
+def model_pool_copy_seconds(model, device, num_blocks: int, reps: int) -> tuple[float, float]:
     kv = model.new_kv_cache(num_blocks, BLOCK_SIZE)
     for t in kv.k + kv.v:
         t.fill_(0.5)  # touch every page: a never-written cache reads as shared zero pages on CPU
-    pool = TieredPrefixCachingBlockPool(num_blocks, BLOCK_SIZE, host_capacity_blocks=num_blocks)
-    pool.kv = kv
-
-    def offload_all():
-        for b in range(num_blocks):
-            pool._offload(b, b + 1)
-
-    t_off = time_median(offload_all, device, reps, setup_fn=pool.host.clear)
-    copies = list(pool.host.values())  # the last repetition's host copies
-
-    def load_all():
-        for b, copy in enumerate(copies):
-            pool._load(b, copy)
-
-    t_load = time_median(load_all, device, reps)
-    return t_off, t_load
+    return pool_copy_seconds(kv, device, reps)
 
 
 def main() -> None:
@@ -133,7 +115,7 @@ def main() -> None:
         kv_tok = kv_bytes_per_token(cfg, torch.empty((), dtype=dtype).element_size())
 
         t_prefill = prefill_seconds(model, device, args.prefill_tokens, args.reps)
-        t_off, t_load = pool_copy_seconds(model, device, num_blocks, args.reps)
+        t_off, t_load = model_pool_copy_seconds(model, device, num_blocks, args.reps)
         sync(device)
         n_copied = num_blocks * BLOCK_SIZE
         recompute_us = t_prefill / args.prefill_tokens * 1e6

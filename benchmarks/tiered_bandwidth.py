@@ -22,13 +22,12 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from _common import (DTYPES, QWEN3_0_6B, base_parser, fmt, machine_line, print_table,  # noqa: E402
-                     setup, time_median)
+from _common import (DTYPES, QWEN3_0_6B, base_parser, fmt, machine_line,  # noqa: E402
+                     pool_copy_seconds, print_table, setup, time_median)
 import torch  # noqa: E402
 
 import reference  # noqa: E402,F401
 from kv_cache import KVCache  # noqa: E402
-from tiered import TieredPrefixCachingBlockPool  # noqa: E402
 from tiny_models import TINY  # noqa: E402
 
 BLOCK_SIZE = 16
@@ -96,21 +95,7 @@ def measure(shape: dict, num_blocks: int, dtype, device, reps: int) -> list[list
     del host_pieces
 
     # The pool's own methods.
-    pool = TieredPrefixCachingBlockPool(num_blocks, BLOCK_SIZE, host_capacity_blocks=num_blocks)
-    pool.kv = kv
-
-    def pool_off():
-        for b in range(num_blocks):
-            pool._offload(b, b + 1)
-
-    t_pool_off = time_median(pool_off, device, reps, setup_fn=pool.host.clear)
-    saved = list(pool.host.values())
-
-    def pool_load():
-        for b, copy in enumerate(saved):
-            pool._load(b, copy)
-
-    t_pool_load = time_median(pool_load, device, reps)
+    t_pool_off, t_pool_load = pool_copy_seconds(kv, device, reps)
 
     rows = []
     for direction, t_plain, t_loop, t_pool in (("offload", t_plain_off, t_loop_off, t_pool_off),
