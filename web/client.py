@@ -37,6 +37,7 @@ class PlatformClient:
         self.base_url = base_url.rstrip("/")
         self.token_file = token_file
         self.http = http or httpx.Client(base_url=self.base_url, timeout=timeout_s)
+        self._token: str | None = None
 
     # -- identity ---------------------------------------------------------------------------------
 
@@ -49,6 +50,11 @@ class PlatformClient:
             return {}
 
     def token(self) -> str:
+        if self._token is None:
+            self._token = self._load_or_issue_token()
+        return self._token
+
+    def _load_or_issue_token(self) -> str:
         tokens = self._tokens()
         if self.base_url in tokens:
             return tokens[self.base_url]
