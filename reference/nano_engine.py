@@ -9,10 +9,14 @@ decode step (one new token for every running request). The pieces, each a small 
 - `LLMEngine`: owns the model, the KV cache and the block pool, runs steps, samples tokens and
   records `step_log`.
 
-The pool decides what is cached: before admitting a request the scheduler asks
-`pool.lookup(tokens[:-1])` for the blocks of its longest cached prefix (never the last token: its
-logits are needed, so it is always computed), `touch`es them and `allocate`s the rest. After each
-step the engine tells the pool which full blocks now hold computed KV (`pool.cache_blocks`).
+The pool decides what is cached. With a caching pool (`pool.enable_caching`), before admitting a
+request the scheduler asks `pool.lookup(tokens[:-1])` for the blocks of its longest cached prefix
+(never the last token: its logits are needed, so it is always computed), `touch`es them and
+`allocate`s the rest. After each step the engine tells the pool which full blocks now hold computed
+KV: `pool.cache_blocks(token_ids, block_table, num_computed)`. A finished or preempted request's
+block table goes back with `pool.free(block_table)`, as it is: the pool decides the order (the
+prefix-caching pool releases the tail first). These calls are the handbook's, so a student's pool
+written against the chapter drops in unchanged.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from dataclasses import dataclass
 import torch
 
 from kv_cache import AttentionMetadata
-from prefix_cache import BlockPool
+from paged import BlockPool
 
 __all__ = ["SamplingParams", "Sequence", "Scheduler", "LLMEngine"]
 
@@ -79,9 +83,10 @@ class ScheduledBatch:
 
 
 class Scheduler:
-    def __init__(self, pool: BlockPool, max_num_seqs: int, max_num_batched_tokens: int):
+    def __init__(self, pool: BlockPool, block_size: int, max_num_seqs: int, max_num_batched_tokens: int):
         self.pool = pool
-        self.block_size = pool.block_size
+        self.block_size = block_size
+        self.caching = bool(getattr(pool, "enable_caching", False))
         self.max_num_seqs = max_num_seqs
         self.max_num_batched_tokens = max_num_batched_tokens
         self.waiting: deque[Sequence] = deque()
@@ -106,16 +111,17 @@ class Scheduler:
         budget = self.max_num_batched_tokens
         while self.waiting and len(self.running) < self.max_num_seqs:
             seq = self.waiting[0]
-            cached = self.pool.lookup(seq.token_ids[:-1])
+            cached = self.pool.lookup(seq.token_ids[:-1]) if self.caching else []
             num_new = len(seq.token_ids) - len(cached) * self.block_size
             if batch.seqs and num_new > budget:
                 break
             # Cached blocks that are free leave the free queue when touched: count them as taken.
             newly_taken = sum(1 for b in cached if self.pool.ref_cnt[b] == 0)
             to_allocate = seq.blocks_needed(len(seq.token_ids), self.block_size) - len(cached)
-            if to_allocate + newly_taken > self.pool.num_free_blocks:
+            if to_allocate + newly_taken > self.pool.num_free():
                 break
-            self.pool.touch(cached)
+            if cached:
+                self.pool.touch(cached)
             fresh = self.pool.allocate(to_allocate)
             assert fresh is not None
             seq.block_table = cached + fresh
@@ -134,10 +140,10 @@ class Scheduler:
         while queue:
             seq = queue.pop(0)
             if seq.blocks_needed(len(seq.token_ids), self.block_size) > 0:
-                while self.pool.num_free_blocks == 0 and queue:
+                while self.pool.num_free() == 0 and queue:
                     self._preempt(queue.pop())  # the newest request gives way
                     batch.num_preempted += 1
-                if self.pool.num_free_blocks == 0:
+                if self.pool.num_free() == 0:
                     self._preempt(seq)
                     batch.num_preempted += 1
                     continue
@@ -150,7 +156,7 @@ class Scheduler:
         """Drop a running request's KV; it goes back to the front of the queue and is recomputed
         (through the prefix cache, so the blocks it still has cached are found again)."""
         self.running.remove(seq)
-        self.pool.free(reversed(seq.block_table))
+        self.pool.free(seq.block_table)
         seq.block_table = []
         seq.num_computed_tokens = 0
         self.waiting.appendleft(seq)
@@ -158,8 +164,7 @@ class Scheduler:
     def finish(self, seq: Sequence) -> None:
         seq.finished = True
         self.running.remove(seq)
-        # Tail blocks first, so that under LRU the shared prefix outlives the request's own tail.
-        self.pool.free(reversed(seq.block_table))
+        self.pool.free(seq.block_table)
 
 
 class LLMEngine:
@@ -173,15 +178,16 @@ class LLMEngine:
                  num_blocks: int | None = None, block_size: int = 16, max_num_seqs: int = 64,
                  max_num_batched_tokens: int = 4096):
         if pool is None:
-            pool = BlockPool(num_blocks or 256, block_size)
+            pool = BlockPool(num_blocks or 256)
         elif num_blocks is not None and num_blocks != pool.num_blocks:
             raise ValueError(f"num_blocks={num_blocks} but the pool has {pool.num_blocks} blocks")
         self.model = model
         self.eos_token_id = eos_token_id
         self.pool = pool
-        self.block_size = pool.block_size
-        self.kv = model.new_kv_cache(pool.num_blocks, pool.block_size)
-        self.scheduler = Scheduler(pool, max_num_seqs, max_num_batched_tokens)
+        # A caching pool hashes blocks of its own size, so it decides; a plain pool has no size.
+        self.block_size = getattr(pool, "block_size", block_size)
+        self.kv = model.new_kv_cache(pool.num_blocks, self.block_size)
+        self.scheduler = Scheduler(pool, self.block_size, max_num_seqs, max_num_batched_tokens)
         self.step_log: list[dict] = []
 
     def add_request(self, prompt: list[int], params: SamplingParams) -> Sequence:
@@ -212,7 +218,8 @@ class LLMEngine:
         finished = []
         for seq, n, row in zip(batch.seqs, batch.num_new_tokens, logits):
             seq.num_computed_tokens += n
-            self.pool.cache_blocks(seq.block_table, seq.token_ids[:seq.num_computed_tokens])
+            if self.scheduler.caching:
+                self.pool.cache_blocks(seq.token_ids, seq.block_table, seq.num_computed_tokens)
             token = self._sample(row, seq)
             seq.token_ids.append(token)
             done = len(seq.output_ids) >= seq.params.max_tokens or (
@@ -231,7 +238,7 @@ class LLMEngine:
             "num_decode_tokens": 0 if batch.is_prefill else num_tokens,
             "num_cached_tokens": batch.num_cached_tokens,
             "num_preempted": batch.num_preempted,
-            "num_free_blocks": self.pool.num_free_blocks,
+            "free_blocks": self.pool.num_free(),
         })
         return finished
 

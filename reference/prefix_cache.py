@@ -1,22 +1,28 @@
-"""Block pools for a paged KV cache: a plain one and one with prefix caching.
+"""Prefix caching in the vLLM style: chained block hashes, and free blocks that double as an LRU
+cache.
 
-The engine stores keys and values in fixed-size blocks of `block_size` tokens. A pool hands out
-block ids and takes them back; it never touches the KV tensors themselves.
+- Every full block has a hash covering its parent's hash and its own tokens, so equal hashes mean
+  equal prefixes from the start of the sequence, not just equal blocks.
+- A block whose reference count drops to 0 goes to `free_queue` but keeps its contents and hash:
+  it can still be hit ("free but cached").
+- `allocate` reuses blocks from the front of `free_queue`; a reused block that carried a hash is
+  evicted from the cache. Queue order is therefore LRU order.
 
-`PrefixCachingBlockPool` keeps the identity of a freed block (the hash of the tokens it holds) for
-as long as it can, so that a later request with the same prefix finds it again. A block is then in
-one of three states:
+A block is in one of three states:
 
 - in use: `ref_cnt[b] > 0`, not in `free_queue`;
 - free but cached: `ref_cnt[b] == 0`, in `free_queue`, `block_hash[b]` set and
   `hash_to_block[block_hash[b]] == b`;
 - free: `ref_cnt[b] == 0`, in `free_queue`, `block_hash[b] is None`.
 
-`free_queue` is ordered least recently used first: `allocate` reuses blocks from the front, `free`
-puts blocks back at the end. Reusing a cached block forgets its identity.
+This is the handbook's `prefix_cache.py` contract, behaviour included: counters in tokens, `free`
+in reverse order, `cache_blocks(token_ids, block_ids, num_computed)`, a `lookup` that moves
+nothing. One deliberate difference: block hashes are sha256-based rather than Python's `hash()`,
+because the value must be the same in every process and on every platform (the browser runs a
+32-bit Python whose `hash()` differs, and `hash()` of a tuple of ints is not stable across Python
+versions). Nothing observable depends on the hash values themselves.
 
-This module is pure Python on purpose: the same file runs on the server, locally and in the
-browser (Pyodide), where there is no torch.
+Pure Python on purpose: this file also runs in the browser (Pyodide), where there is no torch.
 """
 
 from __future__ import annotations
@@ -24,7 +30,9 @@ from __future__ import annotations
 import hashlib
 import struct
 from collections import OrderedDict
-from typing import Iterable, Sequence
+from typing import Sequence
+
+from paged import BlockPool
 
 __all__ = ["BlockPool", "PrefixCachingBlockPool", "hash_block"]
 
@@ -32,85 +40,62 @@ _NO_PARENT = -1
 
 
 def hash_block(parent_hash: int | None, tokens: Sequence[int]) -> int:
-    """The chained hash of one full block: it covers the block's tokens and its parent's hash, so
-    equal hashes mean equal prefixes, not just equal blocks.
-
-    sha256 rather than Python's `hash()`: the value must be the same on every platform (the browser
-    runs a 32-bit Python whose `hash()` differs) and in every process.
-    """
+    """The chained hash of one full block: a non-negative 63-bit int from sha256 over the parent's
+    hash and the block's tokens."""
     parent = _NO_PARENT if parent_hash is None else parent_hash
     payload = struct.pack(f"<q{len(tokens)}q", parent, *tokens)
     return int.from_bytes(hashlib.sha256(payload).digest()[:8], "little") >> 1
 
 
-class BlockPool:
-    """A pool of `num_blocks` KV blocks without any caching: freed blocks are simply free."""
-
-    def __init__(self, num_blocks: int, block_size: int):
-        if num_blocks <= 0 or block_size <= 0:
-            raise ValueError(f"num_blocks and block_size must be positive, got {num_blocks}, {block_size}")
-        self.num_blocks = num_blocks
-        self.block_size = block_size
-        # Values are unused: an OrderedDict gives O(1) removal from the middle and ordered pops.
-        self.free_queue: OrderedDict[int, None] = OrderedDict((b, None) for b in range(num_blocks))
-        self.ref_cnt = [0] * num_blocks
-        self.num_queries = 0
-        self.num_hits = 0
-
-    @property
-    def num_free_blocks(self) -> int:
-        return len(self.free_queue)
-
-    def allocate(self, n: int) -> list[int] | None:
-        """Take `n` blocks from the front of `free_queue` (reference count 1 each); `None`, with
-        nothing changed, when fewer than `n` are free."""
-        if n < 0:
-            raise ValueError(f"cannot allocate {n} blocks")
-        if len(self.free_queue) < n:
-            return None
-        blocks = []
-        for _ in range(n):
-            block, _ = self.free_queue.popitem(last=False)
-            self._forget(block)
-            self.ref_cnt[block] = 1
-            blocks.append(block)
-        return blocks
-
-    def free(self, blocks: Iterable[int]) -> None:
-        """Drop one reference from each block; a block whose count reaches zero goes to the end of
-        `free_queue` (most recently used)."""
-        for block in blocks:
-            if self.ref_cnt[block] <= 0:
-                raise ValueError(f"block {block} freed more often than it was taken")
-            self.ref_cnt[block] -= 1
-            if self.ref_cnt[block] == 0:
-                self.free_queue[block] = None
-
-    def touch(self, blocks: Iterable[int]) -> None:
-        """Take one more reference on each block; a free block leaves `free_queue`."""
-        for block in blocks:
-            if self.ref_cnt[block] == 0:
-                del self.free_queue[block]
-            self.ref_cnt[block] += 1
-
-    def lookup(self, token_ids: Sequence[int]) -> list[int]:
-        """A plain pool caches nothing."""
-        return []
-
-    def cache_blocks(self, blocks: Sequence[int], token_ids: Sequence[int]) -> None:
-        """Told which blocks hold which computed tokens; a plain pool ignores it."""
-
-    def _forget(self, block: int) -> None:
-        """Hook for pools that remember what a block held."""
-
-
 class PrefixCachingBlockPool(BlockPool):
     """A block pool that remembers, by chained hash, which full blocks hold which prefixes."""
 
+    enable_caching = True  # the engine asks a pool with this set for cached prefixes
+
     def __init__(self, num_blocks: int, block_size: int):
-        super().__init__(num_blocks, block_size)
-        self.block_hash: list[int | None] = [None] * num_blocks
+        super().__init__(num_blocks)
+        if block_size <= 0:
+            raise ValueError(f"block_size must be positive, got {block_size}")
+        self.block_size = block_size
+        self.free_queue = OrderedDict((b, None) for b in range(num_blocks))  # the front is reused first
         self.hash_to_block: dict[int, int] = {}
+        self.block_hash: list[int | None] = [None] * num_blocks
+        self.num_queries = self.num_hits = 0  # in tokens
+
+    def allocate(self, n: int) -> list[int] | None:
+        """`n` blocks from the front of `free_queue`; a reused block that carried a hash is evicted
+        from the cache (its contents are about to be overwritten). `None`, changing nothing, when
+        fewer than `n` are free."""
+        if n < 0:
+            raise ValueError(f"cannot allocate {n} blocks")
+        if n > len(self.free_queue):
+            return None
+        blocks = []
+        for _ in range(n):
+            b, _ = self.free_queue.popitem(last=False)
+            h = self.block_hash[b]
+            if h is not None:
+                self.block_hash[b] = None
+                if self.hash_to_block.get(h) == b:
+                    del self.hash_to_block[h]
+            self.ref_cnt[b] = 1
+            blocks.append(b)
+        return blocks
+
+    def free(self, blocks: Sequence[int]) -> None:
+        """Drop one reference from each block, **last block first**: the tail of a sequence is the
+        least likely to be shared, so it should be the first to be evicted. The engine passes a
+        block table as it is."""
+        for b in reversed(list(blocks)):
+            self._unref(b)
+
+    def touch(self, blocks: Sequence[int]) -> None:
+        """A new sequence uses these (hit) blocks: one more reference each; a free one leaves
+        `free_queue`."""
+        for b in blocks:
+            if self.ref_cnt[b] == 0:
+                del self.free_queue[b]
+            self.ref_cnt[b] += 1
 
     def block_hashes(self, token_ids: Sequence[int]) -> list[int]:
         """Chained hashes of the full blocks of `token_ids`; a trailing partial block has none."""
@@ -123,42 +108,34 @@ class PrefixCachingBlockPool(BlockPool):
         return hashes
 
     def lookup(self, token_ids: Sequence[int]) -> list[int]:
-        """The blocks holding the longest cached prefix of `token_ids`, in order.
+        """The blocks of the longest cached prefix of `token_ids` (full blocks only), in order.
 
-        They are not taken: blocks that were free stay in `free_queue` ("free but cached") until
-        the caller decides to use them and calls `touch`. Counters are in blocks: every full block
-        of the query counts in `num_queries`, every returned block in `num_hits`.
+        It moves nothing: hit blocks that are free stay where they are in `free_queue` until the
+        caller `touch`es them. `num_queries` grows by `len(token_ids)`, `num_hits` by the tokens of
+        the returned blocks.
         """
-        hashes = self.block_hashes(token_ids)
-        self.num_queries += len(hashes)
-        blocks = []
-        for h in hashes:
-            block = self.hash_to_block.get(h)
-            if block is None:
+        hit = []
+        for h in self.block_hashes(token_ids):
+            b = self.hash_to_block.get(h)
+            if b is None:
                 break
-            blocks.append(block)
-        self.num_hits += len(blocks)
-        return blocks
+            hit.append(b)
+        self.num_queries += len(token_ids)
+        self.num_hits += len(hit) * self.block_size
+        return hit
 
-    def cache_blocks(self, blocks: Sequence[int], token_ids: Sequence[int]) -> None:
-        """Register the full blocks among `blocks` whose KV for `token_ids` is computed.
-
-        `blocks` is a sequence's block table, `token_ids` its tokens whose KV is written. A block
-        that already has an identity keeps it; when another block already holds the same prefix,
-        the first one stays the cached copy and this one remains anonymous.
-        """
-        for block, h in zip(blocks, self.block_hashes(token_ids)):
-            if self.block_hash[block] is None and h not in self.hash_to_block:
-                self.register(block, h)
+    def cache_blocks(self, token_ids: Sequence[int], block_ids: Sequence[int], num_computed: int) -> None:
+        """Called after a forward step: register the full blocks among the first `num_computed`
+        tokens of `token_ids` (held by `block_ids`, the sequence's block table). A block that
+        already has an identity keeps it; when another block already holds the same prefix, that
+        one stays the cached copy and this one remains anonymous."""
+        for i, h in enumerate(self.block_hashes(token_ids[:num_computed])):
+            b = block_ids[i]
+            if self.block_hash[b] is None and h not in self.hash_to_block:
+                self.register(b, h)
 
     def register(self, block: int, h: int) -> None:
-        """Record that `block` holds the prefix whose hash is `h`."""
+        """Record that `block` holds the prefix whose hash is `h` (an extra of this platform: the
+        chapter writes the two assignments inline)."""
         self.block_hash[block] = h
         self.hash_to_block[h] = block
-
-    def _forget(self, block: int) -> None:
-        h = self.block_hash[block]
-        if h is not None:
-            self.block_hash[block] = None
-            if self.hash_to_block.get(h) == block:
-                del self.hash_to_block[h]

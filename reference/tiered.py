@@ -5,27 +5,29 @@ copies the block's KV (every layer) into `host`, a bounded LRU store in CPU memo
 block's hash. A later `lookup` that misses on the GPU but hits in `host` takes a fresh block, copies
 the KV back and registers it under its hash, so the prefix is reloaded instead of recomputed.
 
-The rules, which the problem's statement spells out for students:
+It behaves exactly as the handbook chapter's `tiered.py` (the problem's statement spells the rules
+out for students), except for the chapter's one crash: the chapter reads `host[h]` after the
+allocation for the host hits, whose offloads may already have evicted `h` when the host tier is
+small (a `KeyError`). This pool keeps the copies it found during the walk and reloads from those.
 
-- Offload: when `allocate` is about to reuse a free block that carries a hash not yet in `host`,
-  copy its KV into `host` (most recently used end) and count it in `num_offloaded`; then evict the
-  least recently used entries while `host` holds more than `host_capacity`. A hash already in
-  `host` is not copied again.
-- Lookup: walk the query's block hashes; each is a GPU hit (in `hash_to_block`) or a host hit (in
-  `host`; a use, so it moves to the most recently used end); stop at the first miss in both.
-- Protection: GPU hits that are free (`ref_cnt == 0`) sit in `free_queue`, so allocating blocks for
-  the host hits could reuse and overwrite them. They are taken out of `free_queue` while that
-  allocation runs.
-- When the allocation fails, only the prefix before the first host hit is returned.
-- Reloaded blocks are registered under their hash and, like the protected blocks, end up free but
-  cached: every returned block that was free before the lookup, or was allocated by it, is freed
-  again in prefix order (so they sit at the most recently used end of `free_queue`).
-- `num_hits` counts every returned block (GPU or host hit), `num_loaded` the reloaded ones.
+- `allocate(n)`: for each of the first `n` blocks of `free_queue` that carries a hash not in
+  `host`, copy its KV to the most recently used end of `host` and count it in `num_offloaded`;
+  when `host` then holds more than `host_capacity` entries, drop the least recently used one (with
+  capacity 0 the copy is made, counted and dropped at once). Nothing happens if fewer than `n`
+  blocks are free.
+- `lookup(token_ids)`: walk the block hashes: a GPU hit, else a host hit (not moved yet), else
+  stop. GPU hits that are free are taken out of `free_queue` (protected) so that allocating blocks
+  for the host hits cannot reuse them. If that allocation fails, only the hits before the first
+  host hit are kept. Each host hit is copied into the next allocated block, its `host` entry moved
+  to the most recently used end (if it is still there), and the block registered under the hash,
+  free but cached at the end of `free_queue`. Then the protected blocks go back to the end of
+  `free_queue`, in prefix order. Counters in tokens, as in the parent.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from itertools import islice
 from typing import Sequence
 
 from prefix_cache import PrefixCachingBlockPool
@@ -78,72 +80,63 @@ class TieredPrefixCachingBlockPool(PrefixCachingBlockPool):
     # -- offload -------------------------------------------------------------------------------
 
     def allocate(self, n: int) -> list[int] | None:
-        if n < 0 or len(self.free_queue) < n:
-            return super().allocate(n)
-        for block, _ in zip(self.free_queue, range(n)):
-            h = self.block_hash[block]
-            if h is not None and h not in self.host:
-                self._offload(block, h)
+        if 0 <= n <= len(self.free_queue):
+            for b in list(islice(self.free_queue, n)):  # the blocks about to be reused
+                h = self.block_hash[b]
+                if h is not None and h not in self.host:
+                    self._offload(b, h)
         return super().allocate(n)
 
     def _offload(self, block: int, h: int) -> None:
-        if self.host_capacity == 0:
-            return
         kv = self.kv
         self.host[h] = [(_to_host(kv.k[layer][block]), _to_host(kv.v[layer][block]))
                         for layer in range(len(kv.k))]
         self.num_offloaded += 1
-        while len(self.host) > self.host_capacity:
+        if len(self.host) > self.host_capacity:
             self.host.popitem(last=False)
 
     # -- lookup and reload ---------------------------------------------------------------------
 
     def lookup(self, token_ids: Sequence[int]) -> list[int]:
-        hashes = self.block_hashes(token_ids)
-        self.num_queries += len(hashes)
-
         # One entry per hit: (hash, GPU block or None, host copy or None). The host copies are held
-        # here because offloads during the allocation below may evict them from `host`.
-        hits = []
-        for h in hashes:
-            block = self.hash_to_block.get(h)
-            if block is not None:
-                hits.append((h, block, None))
+        # here because the offloads of the allocation below may evict them from `host`.
+        plan = []
+        for h in self.block_hashes(token_ids):
+            b = self.hash_to_block.get(h)
+            if b is not None:
+                plan.append((h, b, None))
             elif h in self.host:
-                self.host.move_to_end(h)
-                hits.append((h, None, self.host[h]))
+                plan.append((h, None, self.host[h]))
             else:
                 break
 
-        num_host_hits = sum(1 for _, block, _ in hits if block is None)
-        if num_host_hits == 0:
-            self.num_hits += len(hits)
-            return [block for _, block, _ in hits]
+        protected = [b for _, b, _ in plan if b is not None and self.ref_cnt[b] == 0]
+        for b in protected:
+            del self.free_queue[b]
+        need = sum(1 for _, b, _ in plan if b is None)
+        fresh = self.allocate(need) if need else []
+        if fresh is None:  # no room for the reloads: keep the GPU hits before the first host hit
+            fresh = []
+            plan = plan[:next(i for i, (_, b, _) in enumerate(plan) if b is None)]
 
-        protected = [block for _, block, _ in hits if block is not None and self.ref_cnt[block] == 0]
-        self.touch(protected)
-        fresh = self.allocate(num_host_hits)
-
-        if fresh is None:
-            self.free(protected)
-            first_host = next(i for i, (_, block, _) in enumerate(hits) if block is None)
-            self.num_hits += first_host
-            return [block for _, block, _ in hits[:first_host]]
-
-        result = []
         new_blocks = iter(fresh)
-        for h, block, copy in hits:
-            if block is None:
-                block = next(new_blocks)
-                self._load(block, copy)
-                self.register(block, h)
-            result.append(block)
-
-        # Everything this lookup took goes back as free but cached, in prefix order.
-        taken = set(protected) | set(fresh)
-        self.free([block for block in result if block in taken])
-        self.num_hits += len(result)
-        return result
+        hit = []
+        for h, b, copy in plan:
+            if b is None:
+                b = next(new_blocks)
+                self._load(b, copy)
+                if h in self.host:
+                    self.host.move_to_end(h)
+                self.register(b, h)
+                # Free but cached, like any other hit: the scheduler's `touch` takes it next.
+                self.ref_cnt[b] = 0
+                self.free_queue[b] = None
+            hit.append(b)
+        for b in protected:
+            self.free_queue[b] = None
+        self.num_queries += len(token_ids)
+        self.num_hits += len(hit) * self.block_size
+        return hit
 
     def _load(self, block: int, copy: list[tuple]) -> None:
         kv = self.kv

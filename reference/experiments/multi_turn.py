@@ -116,7 +116,7 @@ def format_table(result: dict) -> str:
     lines = [f"{len(CITIES)} conversations x {1 + len(FOLLOW_UPS)} turns, {NUM_BLOCKS} GPU blocks of "
              f"{BLOCK_SIZE} tokens, host tier {HOST_BLOCKS} blocks, {MAX_TOKENS} new tokens per reply",
              "",
-             f"{'run':<10}{'computed':>10}{'vs none':>9}{'per turn':>20}{'hit blocks':>12}"
+             f"{'run':<10}{'computed':>10}{'vs none':>9}{'per turn':>20}{'hit tokens':>12}"
              f"{'offloaded':>11}{'loaded':>8}"]
     for name, r in runs.items():
         per_turn = "/".join(str(n) for n in r["computed_per_turn"])
