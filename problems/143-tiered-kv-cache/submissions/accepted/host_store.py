@@ -1,5 +1,5 @@
-# A correct solution built around a small LRU store class for the host tier; offloading happens
-# in the parent's `_forget` hook, which `allocate` calls for each block it reuses.
+# A correct solution built around a small LRU store class for the host tier and a lookup split
+# into three helpers: the walk, the reload and the bookkeeping of free_queue.
 from collections import OrderedDict
 
 from prefix_cache import PrefixCachingBlockPool
@@ -14,12 +14,12 @@ class HostStore(OrderedDict):
 
     def put(self, h, copies):
         self[h] = copies
-        while len(self) > self.capacity:
+        if len(self) > self.capacity:
             self.popitem(last=False)
 
-    def use(self, h):
-        self.move_to_end(h)
-        return self[h]
+    def used(self, h):
+        if h in self:
+            self.move_to_end(h)
 
 
 def _save(t):
@@ -38,60 +38,63 @@ class TieredPrefixCachingBlockPool(PrefixCachingBlockPool):
         self.num_offloaded = 0
         self.num_loaded = 0
 
-    def _forget(self, block):
-        h = self.block_hash[block]
-        if h is not None and h not in self.host and self.host_capacity > 0:
-            kv = self.kv
-            self.host.put(h, [(_save(kv.k[l][block]), _save(kv.v[l][block])) for l in range(len(kv.k))])
-            self.num_offloaded += 1
-        super()._forget(block)
+    def allocate(self, n):
+        if n <= len(self.free_queue):
+            victims = []
+            for block in self.free_queue:
+                if len(victims) == n:
+                    break
+                victims.append(block)
+            for block in victims:
+                h = self.block_hash[block]
+                if h is not None and h not in self.host:
+                    kv = self.kv
+                    self.host.put(h, [(_save(kv.k[l][block]), _save(kv.v[l][block])) for l in range(len(kv.k))])
+                    self.num_offloaded += 1
+        return super().allocate(n)
 
-    def _walk(self, hashes):
-        """How many leading hashes are cached in either tier; host hits are used on the way."""
-        n = 0
-        for h in hashes:
+    def _walk(self, token_ids):
+        """Indexed hits up to the first miss: GPU blocks by position, host copies by position."""
+        gpu, host, hashes = {}, {}, []
+        for i, h in enumerate(self.block_hashes(token_ids)):
             if h in self.hash_to_block:
-                n += 1
+                gpu[i] = self.hash_to_block[h]
             elif h in self.host:
-                self.host.use(h)
-                n += 1
+                host[i] = self.host[h]
             else:
                 break
-        return n
+            hashes.append(h)
+        return hashes, gpu, host
+
+    def _reload(self, block, h, copies):
+        for layer, (k, v) in enumerate(copies):
+            self.kv.k[layer][block].copy_(k)
+            self.kv.v[layer][block].copy_(v)
+        self.host.used(h)
+        self.register(block, h)
+        self.free_queue[block] = None
+        self.ref_cnt[block] = 0
+        self.num_loaded += 1
 
     def lookup(self, token_ids):
-        hashes = self.block_hashes(token_ids)
-        self.num_queries += len(hashes)
-        hashes = hashes[:self._walk(hashes)]
-        gpu = {i: self.hash_to_block[h] for i, h in enumerate(hashes) if h in self.hash_to_block}
-        reload = {i: self.host[h] for i, h in enumerate(hashes) if i not in gpu}
-        if not reload:
-            self.num_hits += len(hashes)
-            return [gpu[i] for i in range(len(hashes))]
-
-        idle = [b for b in gpu.values() if self.ref_cnt[b] == 0]
-        self.touch(idle)
-        new = self.allocate(len(reload))
+        hashes, gpu, host = self._walk(token_ids)
+        idle = [gpu[i] for i in sorted(gpu) if self.ref_cnt[gpu[i]] == 0]
+        for block in idle:
+            del self.free_queue[block]
+        new = self.allocate(len(host)) if host else []
         if new is None:
-            self.free(idle)
-            cut = min(reload)
-            self.num_hits += cut
-            return [gpu[i] for i in range(cut)]
-
+            new = []
+            hashes = hashes[:min(host)]
         table = []
-        new = list(new)
         for i, h in enumerate(hashes):
             if i in gpu:
                 table.append(gpu[i])
-                continue
-            block = new.pop(0)
-            for layer, (k, v) in enumerate(reload[i]):
-                self.kv.k[layer][block].copy_(k)
-                self.kv.v[layer][block].copy_(v)
-            self.register(block, h)
-            self.num_loaded += 1
-            table.append(block)
-        release = set(idle) | {table[i] for i in reload}
-        self.free([b for b in table if b in release])
-        self.num_hits += len(table)
+            else:
+                block = new[len(table) - sum(1 for j in range(i) if j in gpu)]
+                self._reload(block, h, host[i])
+                table.append(block)
+        for block in idle:
+            self.free_queue[block] = None
+        self.num_queries += len(token_ids)
+        self.num_hits += self.block_size * len(table)
         return table

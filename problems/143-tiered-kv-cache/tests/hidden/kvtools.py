@@ -93,21 +93,22 @@ class World:
         blocks = list(hits) + list(new)
         for i in range(len(hits), len(blocks)):
             write(self.kv, blocks[i], self.contents.of(tokens[:(i + 1) * BS]))
-        pool.cache_blocks(blocks, tokens)
+        pool.cache_blocks(tokens, blocks, len(tokens))
         return blocks
 
-    def serve(self, tokens, reverse=False):
-        """Serve a prompt and finish it at once (its blocks freed, the last one first if
-        `reverse`); returns its block table, or None if it did not fit."""
+    def serve(self, tokens, head_first=False):
+        """Serve a prompt and finish it at once (see `release`); returns its block table, or
+        None if it did not fit."""
         blocks = self.run(tokens)
-        if blocks is not None:
-            self.pool.free(list(reversed(blocks)) if reverse else blocks)
+        self.release(blocks, head_first)
         return blocks
 
-    def release(self, blocks, reverse=False):
-        """Finish a request: free its blocks (nothing if it never got any)."""
+    def release(self, blocks, head_first=False):
+        """Finish a request: `free` its block table as the engine does, as it is (the pool
+        releases the last block first); `head_first` passes it reversed. Nothing happens if it
+        never got any blocks."""
         if blocks is not None:
-            self.pool.free(list(reversed(blocks)) if reverse else blocks)
+            self.pool.free(list(reversed(blocks)) if head_first else list(blocks))
 
     def host_keys(self):
         return [self.names.get(h, "?") for h in self.pool.host]

@@ -10,7 +10,7 @@ def test_allocation_failure_prefix(observe):
     pool = w.pool
     a = w.name("A", toks(100, 4))
     blocks_a = w.run(a)                                  # A[0..3] in blocks 0..3
-    pool.free([blocks_a[i] for i in (0, 3, 1, 2)])
+    pool.free([blocks_a[i] for i in (2, 1, 3, 0)])
     held_p = w.run(w.name("P", toks(300, 2)))            # reuses 4 and A[0]'s block
     pool.touch([blocks_a[2]])                            # a running request holds A[2]
     held_q = w.run(w.name("Q", toks(400, 1)))            # reuses A[3]'s block
@@ -28,7 +28,7 @@ def test_allocation_failure_prefix(observe):
     observe("broken invariants", w.problems())
 
     # One more block free, holding a cached prefix, still one short: nothing may be offloaded.
-    w.release(held_q)
+    w.release(held_q, head_first=True)
     before = w.counters()
     found = pool.lookup(a)
     observe("lookup(A) returns (one block short)", found)
@@ -38,7 +38,7 @@ def test_allocation_failure_prefix(observe):
             [x - y for x, y in zip(w.counters(), before)])
     observe("broken invariants after one short", w.problems())
 
-    w.release(held_p)
+    w.release(held_p, head_first=True)
     pool.free([blocks_a[2]])
     found = pool.lookup(a)
     observe("lookup(A) returns (enough blocks)", found)
@@ -53,7 +53,7 @@ def test_allocation_failure_keeps_gpu_prefix(observe):
     pool = w.pool
     b = w.name("B", toks(100, 5))
     blocks_b = w.run(b)                                   # B[0..4] in blocks 0..4
-    pool.free([blocks_b[i] for i in (2, 4, 0, 1, 3)])
+    pool.free([blocks_b[i] for i in (3, 1, 0, 4, 2)])
     held = w.run(w.name("F", toks(500, 3)))               # reuses 5 and B[2], B[4]'s blocks
     observe("host keys", w.host_keys())
     observe("free_queue", list(pool.free_queue))
@@ -72,10 +72,10 @@ def test_allocation_failure_keeps_gpu_prefix(observe):
     observe("free_queue after serving failed", list(pool.free_queue))
     observe("broken invariants after serving failed", w.problems())
 
-    w.release(held, reverse=True)
+    w.release(held)
     blocks = w.run(b)
     observe("block table of B with enough room", blocks)
     observe("content numbers in it", w.tags(blocks))
     observe("queries, hits, offloaded, loaded at the end", w.counters())
-    w.release(blocks)
+    w.release(blocks, head_first=True)
     observe("broken invariants at the end", w.problems())

@@ -45,13 +45,13 @@ def test_host_copies_pinned_and_reloads_ordered(observe, device):
     blocks = pool.allocate(4)
     for i, b in enumerate(blocks):
         _fill(kv, b, i + 1)
-    pool.cache_blocks(blocks, tokens)
-    pool.free(blocks[::-1])
+    pool.cache_blocks(tokens, blocks, len(tokens))
+    pool.free(blocks)
 
     taken = pool.allocate(8)                      # every block reused: the four cached ones offloaded
     for b in taken:                               # GPU work overwrites them right away
         _fill(kv, b, 77)
-    pool.free(taken)
+    pool.free(taken[::-1])
     observe("num_offloaded after every block was reused", pool.num_offloaded)
     copies = [t for entry in pool.host.values() for pair in entry for t in pair]
     observe("host copies live in CPU memory", all(t.device.type == "cpu" for t in copies))

@@ -9,11 +9,11 @@ def test_capacity_and_recency(observe):
     pool = w.pool
     p = [w.name(f"P{i}", toks(100 * i, 1)) for i in range(1, 9)]
     for i in range(4):
-        w.serve(p[i])
+        w.serve(p[i], head_first=True)
     observe("free_queue after P1..P4", list(pool.free_queue))
     sizes_ok = True
     for i in range(4, 8):
-        w.serve(p[i])
+        w.serve(p[i], head_first=True)
         sizes_ok = sizes_ok and len(pool.host) <= 3
         observe(f"host keys after P{i + 1}", w.host_keys())
     observe("host never held more than 3 blocks", sizes_ok)
@@ -36,8 +36,8 @@ def test_host_hit_is_a_use(observe):
     pool = w.pool
     x = w.name("X", toks(100, 3))
     y = w.name("Y", toks(200, 4))
-    w.serve(x)
-    w.serve(y)                                   # X[0..2] go to host
+    w.serve(x, head_first=True)
+    w.serve(y, head_first=True)                                   # X[0..2] go to host
     held_z = w.run(w.name("Z", toks(300, 1)))             # Y[0] goes to host
     pool.touch([0, 1])                                    # running requests hold two blocks
     observe("host keys", w.host_keys())
@@ -48,14 +48,14 @@ def test_host_hit_is_a_use(observe):
     observe("lookup(Y) returns (no room to reload)", pool.lookup(y))
     observe("host keys after lookup(Y)", w.host_keys())
 
-    pool.free([0, 1])
+    pool.free([1, 0])
     found = pool.lookup(x[:8])
     observe("lookup(X[0..1]) returns", found)
     observe("every returned block holds the KV of its prefix", w.tags(found) == w.expected_tags(x, 2))
     observe("host keys after lookup(X[0..1])", w.host_keys())
-    w.serve(w.name("W", toks(400, 2)))           # more offloads: the LRU entry goes
+    w.serve(w.name("W", toks(400, 2)), head_first=True)           # more offloads: the LRU entry goes
     observe("host keys after W", w.host_keys())
-    w.release(held_z)
+    w.release(held_z, head_first=True)
     observe("queries, hits, offloaded, loaded", w.counters())
     observe("broken invariants", w.problems())
 
@@ -66,8 +66,8 @@ def test_reload_survives_eviction(observe):
         w = World(TieredPrefixCachingBlockPool, num_blocks=4, capacity=capacity)
         pool = w.pool
         x = w.name("X", toks(100, capacity))
-        w.serve(x)
-        w.serve(w.name("Y", toks(200, 4)))        # X's blocks go to host
+        w.serve(x, head_first=True)
+        w.serve(w.name("Y", toks(200, 4)), head_first=True)        # X's blocks go to host
         observe(f"capacity {capacity}: host keys before", w.host_keys())
         found = pool.lookup(x)
         observe(f"capacity {capacity}: lookup(X) returns", found)

@@ -10,7 +10,7 @@ def test_stops_at_first_miss(observe):
     w = World(TieredPrefixCachingBlockPool, num_blocks=4, capacity=1)
     pool = w.pool
     x = w.name("X", toks(100, 3))
-    w.serve(x)
+    w.serve(x, head_first=True)
     held_f = w.run(w.name("F", toks(200, 2)))
     held_g = w.run(w.name("G", toks(300, 1)))
     observe("case 1: host keys", w.host_keys())
@@ -20,8 +20,8 @@ def test_stops_at_first_miss(observe):
     observe("case 1: counters added: queries, hits, offloaded, loaded", [a - b for a, b in zip(w.counters(), before)])
     observe("case 1: free_queue after", list(pool.free_queue))
     observe("case 1: host keys after", w.host_keys())
-    w.release(held_f)
-    w.release(held_g)
+    w.release(held_f, head_first=True)
+    w.release(held_g, head_first=True)
     observe("case 1: broken invariants", w.problems())
 
     # 2. X[0] on the GPU (in use), X[1] nowhere, X[2] in host.
@@ -30,13 +30,13 @@ def test_stops_at_first_miss(observe):
     x = w.name("X", toks(100, 3))
     blocks_x = w.run(x)
     pool.touch([blocks_x[0]])                             # a running request holds X[0]
-    pool.free(blocks_x)
-    w.serve(w.name("F", toks(200, 3)))
-    w.serve(w.name("G", toks(300, 1)))           # X[1] goes to host
+    pool.free(blocks_x[::-1])
+    w.serve(w.name("F", toks(200, 3)), head_first=True)
+    w.serve(w.name("G", toks(300, 1)), head_first=True)           # X[1] goes to host
     pool.touch([blocks_x[2]])                             # keep X[2] on the GPU for now
-    w.serve(w.name("H", toks(400, 2)))           # X[1] evicted from host
+    w.serve(w.name("H", toks(400, 2)), head_first=True)           # X[1] evicted from host
     pool.free([blocks_x[2]])
-    w.serve(w.name("J", toks(500, 5)))           # X[2] goes to host
+    w.serve(w.name("J", toks(500, 5)), head_first=True)           # X[2] goes to host
     observe("case 2: host keys", w.host_keys())
     observe("case 2: GPU blocks of X[0..2]", [pool.hash_to_block.get(h) for h in pool.block_hashes(x)])
     before = w.counters()
@@ -51,7 +51,7 @@ def test_stops_at_first_miss(observe):
     pool = w.pool
     x = w.name("X", toks(100, 3))
     blocks_x = w.run(x)
-    pool.free([blocks_x[i] for i in (1, 0, 2)])
+    pool.free([blocks_x[i] for i in (2, 0, 1)])
     held_f = w.run(w.name("F", toks(200, 2)))
     held_g = w.run(w.name("G", toks(300, 1)))
     observe("case 3: host keys", w.host_keys())
@@ -63,6 +63,6 @@ def test_stops_at_first_miss(observe):
     observe("case 3: counters added: queries, hits, offloaded, loaded", [a - b for a, b in zip(w.counters(), before)])
     observe("case 3: host keys after", w.host_keys())
     observe("case 3: lookup(X) again returns", pool.lookup(x))
-    w.release(held_f)
-    w.release(held_g)
+    w.release(held_f, head_first=True)
+    w.release(held_g, head_first=True)
     observe("case 3: broken invariants", w.problems())

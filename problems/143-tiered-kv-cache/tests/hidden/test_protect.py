@@ -10,9 +10,9 @@ def test_gpu_hits_protected(observe):
     x = w.name("X", toks(100, 6))
 
     blocks_x = w.run(x)                       # X[0..5] in blocks 0..5
-    pool.free([blocks_x[i] for i in (1, 3, 5, 0, 2, 4)])
+    pool.free([blocks_x[i] for i in (4, 2, 0, 5, 3, 1)])
     filler = w.run(w.name("F", toks(500, 5)))  # reuses 6, 7 and X[1], X[3], X[5]'s blocks
-    w.release(filler, reverse=True)
+    w.release(filler)
     observe("free_queue before the lookup", list(pool.free_queue))
     observe("host keys before the lookup", w.host_keys())
 
@@ -31,15 +31,15 @@ def test_gpu_hits_protected(observe):
     blocks = w.run(x + toks(900, 1))
     observe("block table of X + 1 block", blocks)
     observe("content numbers in it", w.tags(blocks))
-    w.release(blocks, reverse=True)
+    w.release(blocks)
     observe("broken invariants at the end", w.problems())
 
     # A second round: the host hit comes first, the free GPU hits behind it lead free_queue.
     w2 = World(TieredPrefixCachingBlockPool, num_blocks=6, capacity=2, num_layers=3)
     y = w2.name("Y", toks(1000, 4))
     blocks_y = w2.run(y)
-    w2.pool.free([blocks_y[i] for i in (0, 2, 1, 3)])
-    w2.serve(w2.name("G", toks(2000, 3)))   # reuses 4, 5 and Y[0]'s block
+    w2.pool.free([blocks_y[i] for i in (3, 1, 2, 0)])
+    w2.serve(w2.name("G", toks(2000, 3)), head_first=True)   # reuses 4, 5 and Y[0]'s block
     observe("round 2: free_queue before", list(w2.pool.free_queue))
     observe("round 2: host keys before", w2.host_keys())
     found = w2.pool.lookup(y)
@@ -55,11 +55,11 @@ def test_in_use_hits_keep_their_references(observe):
     pool = w.pool
     x = w.name("X", toks(100, 6))
 
-    w.serve(x)
+    w.serve(x, head_first=True)
     held = w.run(x[:8])                       # another request holds X[0], X[1]
     observe("the other request holds", held)
     filler = w.run(w.name("F", toks(500, 4)))  # reuses 6, 7 and X[2], X[3]'s blocks
-    w.release(filler)
+    w.release(filler, head_first=True)
     observe("free_queue before the lookup", list(pool.free_queue))
     observe("host keys before the lookup", w.host_keys())
 
@@ -71,9 +71,9 @@ def test_in_use_hits_keep_their_references(observe):
     observe("queries, hits, offloaded, loaded", w.counters())
     observe("broken invariants", w.problems())
 
-    w.release(held)
+    w.release(held, head_first=True)
     blocks = w.run(x)
     observe("block table of X, served", blocks)
-    w.release(blocks)
+    w.release(blocks, head_first=True)
     observe("ref_cnt at the end", list(pool.ref_cnt))
     observe("broken invariants at the end", w.problems())

@@ -141,23 +141,24 @@ def run_prompt(pool, kv, contents, tokens):
     blocks = list(hits) + list(new)
     for i in range(len(hits), len(blocks)):
         kv.write(blocks[i], contents.of(tokens[:(i + 1) * bs]))
-    pool.cache_blocks(blocks, tokens)
+    pool.cache_blocks(tokens, blocks, len(tokens))
     return blocks
 
 
-def serve(pool, kv, contents, tokens, reverse=False):
-    """Serve a prompt and finish it at once: its blocks are freed (the last one first if
-    `reverse`, as the engine does). Returns its block table, or None if it did not fit."""
+def release(pool, blocks, head_first=False):
+    """Finish a request: `free` its block table as the engine does, as it is (the pool releases
+    the last block first). `head_first` passes the table reversed, so the first block is released
+    first and the tail stays cached longest. Nothing happens if it never got any blocks."""
+    if blocks is not None:
+        pool.free(list(reversed(blocks)) if head_first else list(blocks))
+
+
+def serve(pool, kv, contents, tokens, head_first=False):
+    """Serve a prompt and finish it at once (see `release`). Returns its block table, or None if
+    it did not fit."""
     blocks = run_prompt(pool, kv, contents, tokens)
-    if blocks is not None:
-        pool.free(list(reversed(blocks)) if reverse else blocks)
+    release(pool, blocks, head_first)
     return blocks
-
-
-def release(pool, blocks, reverse=False):
-    """Finish a request: free its blocks (nothing if it never got any)."""
-    if blocks is not None:
-        pool.free(list(reversed(blocks)) if reverse else blocks)
 
 
 def names_of_hashes(pool, prompts):

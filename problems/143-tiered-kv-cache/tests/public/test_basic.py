@@ -22,14 +22,14 @@ def test_host_is_lru_with_capacity(observe):
     host = lambda: [names.get(h, "?") for h in pool.host]
 
     for p in (a, b, c):
-        serve(pool, kv, contents, p)
+        serve(pool, kv, contents, p, head_first=True)
     observe("free_queue after A, B, C", list(pool.free_queue))
 
     blocks_d = run_prompt(pool, kv, contents, d)  # reuses A's, B's and C's blocks, in that order
     observe("host keys after D (capacity 2)", host())
     observe("num_offloaded after D", pool.num_offloaded)
     observe("host copies hold content numbers", [host_copy_tag(e) for e in pool.host.values()])
-    release(pool, blocks_d, reverse=True)
+    release(pool, blocks_d)
 
     found = pool.lookup(b)  # a host hit is a use: B becomes most recently used
     observe("lookup(B) returns", found)
@@ -45,8 +45,8 @@ def test_when_not_to_offload(observe):
     # Capacity 0: the pool behaves like a plain prefix cache.
     pool, kv, contents = make(num_blocks=2, capacity=0)
     a, b = [1, 2, 3, 4], [5, 6, 7, 8, 9, 10, 11, 12]
-    serve(pool, kv, contents, a)
-    serve(pool, kv, contents, b)
+    serve(pool, kv, contents, a, head_first=True)
+    serve(pool, kv, contents, b, head_first=True)
     observe("capacity 0: num_offloaded", pool.num_offloaded)
     observe("capacity 0: host size", len(pool.host))
     observe("capacity 0: lookup(A) returns", pool.lookup(a))
@@ -58,8 +58,8 @@ def test_when_not_to_offload(observe):
     names = names_of_hashes(pool, {"P": p, "Q": q, "R": r})
     host = lambda: [names.get(h, "?") for h in pool.host]
 
-    serve(pool, kv, contents, p, reverse=True)
-    serve(pool, kv, contents, q, reverse=True)  # the partial block is not offloaded
+    serve(pool, kv, contents, p)
+    serve(pool, kv, contents, q)  # the partial block is not offloaded
     observe("after Q: num_offloaded", pool.num_offloaded)
     observe("after Q: host keys", host())
 
@@ -69,7 +69,7 @@ def test_when_not_to_offload(observe):
     observe("after lookup(P): host keys", host())
 
     # P[0] is now on the GPU again and still in host memory: reusing its block copies nothing.
-    serve(pool, kv, contents, r, reverse=True)
+    serve(pool, kv, contents, r)
     observe("after R: num_offloaded", pool.num_offloaded)
     observe("after R: host keys", host())
     observe("after R: host copies hold content numbers", [host_copy_tag(e) for e in pool.host.values()])
@@ -83,9 +83,9 @@ def test_lookup_walk_and_counters(observe):
     names = names_of_hashes(pool, {"X": x, "Y": y, "Z": z})
     host = lambda: [names.get(h, "?") for h in pool.host]
 
-    serve(pool, kv, contents, x)
-    serve(pool, kv, contents, y, reverse=True)  # reuses X[0]'s block
-    serve(pool, kv, contents, z)             # reuses X[1]'s block; X[0] is evicted
+    serve(pool, kv, contents, x, head_first=True)
+    serve(pool, kv, contents, y)  # reuses X[0]'s block
+    serve(pool, kv, contents, z, head_first=True)             # reuses X[1]'s block; X[0] is evicted
     observe("host keys", host())
     observe("GPU blocks holding X[0], X[1], X[2]", [pool.hash_to_block.get(h) for h in pool.block_hashes(x)])
 
@@ -101,7 +101,7 @@ def test_lookup_walk_and_counters(observe):
             [pool.num_queries - before[0], pool.num_hits - before[1], pool.num_loaded - before[2]])
 
     # A 2-block prompt reuses X[2]'s and Y[1]'s blocks: Y[0] stays on the GPU, Y[1] goes to host.
-    serve(pool, kv, contents, list(range(400, 408)))
+    serve(pool, kv, contents, list(range(400, 408)), head_first=True)
     observe("host keys after another prompt", host())
     before = [pool.num_queries, pool.num_hits, pool.num_loaded]
     found = pool.lookup(y + list(range(500, 504)))
@@ -113,13 +113,30 @@ def test_lookup_walk_and_counters(observe):
             [pool.num_queries - before[0], pool.num_hits - before[1], pool.num_loaded - before[2]])
 
 
+def test_lookup_refreshes_free_gpu_hits(observe):
+    pool, kv, contents = make(num_blocks=4, capacity=2)
+    a, b, c, d = [1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12], list(range(20, 28))
+    names = names_of_hashes(pool, {"A": a, "B": b, "C": c, "D": d})
+    for p in (a, b, c):
+        serve(pool, kv, contents, p)
+    observe("free_queue after A, B, C", list(pool.free_queue))
+
+    # Only GPU hits, nothing to reload: the free hit still goes to the end of free_queue.
+    observe("lookup(A) returns", pool.lookup(a))
+    observe("free_queue after lookup(A)", list(pool.free_queue))
+
+    serve(pool, kv, contents, d)  # two blocks from the front of free_queue
+    observe("host keys after D", [names.get(h, "?") for h in pool.host])
+    observe("lookup(A) after D returns", pool.lookup(a))
+
+
 def test_allocation_failure(observe):
     pool, kv, contents = make(num_blocks=4, capacity=4)
     a = list(range(100, 112))  # A[0], A[1], A[2]
     names = names_of_hashes(pool, {"A": a})
     host = lambda: [names.get(h, "?") for h in pool.host]
 
-    serve(pool, kv, contents, a, reverse=True)
+    serve(pool, kv, contents, a)
     held_b = run_prompt(pool, kv, contents, list(range(200, 208)))  # reuses A[2]'s block, kept
     held_c = run_prompt(pool, kv, contents, list(range(300, 304)))  # reuses A[1]'s block, kept
     observe("host keys", host())
@@ -133,10 +150,10 @@ def test_allocation_failure(observe):
     observe("host keys after the failed reload", host())
     observe("num_hits, num_loaded, num_offloaded", [pool.num_hits, pool.num_loaded, pool.num_offloaded])
 
-    release(pool, held_c)
+    release(pool, held_c, head_first=True)
     observe("lookup(A) with one block to spare returns", pool.lookup(a))
 
-    release(pool, held_b, reverse=True)
+    release(pool, held_b)
     found = pool.lookup(a)
     observe("lookup(A) with enough blocks returns", found)
     observe("content numbers in returned blocks", [kv.tag(blk) for blk in found])

@@ -16,12 +16,12 @@ def test_example_reload_from_host(observe):
     names = names_of_hashes(pool, {"A": a, "B": b})
 
     blocks_a = run_prompt(pool, kv, contents, a)
-    release(pool, blocks_a)
+    release(pool, blocks_a, head_first=True)
     observe("blocks of prompt A", blocks_a)
 
     # B needs all four blocks, so A's two cached blocks are reused: they go to host memory first.
     blocks_b = run_prompt(pool, kv, contents, b)
-    release(pool, blocks_b)
+    release(pool, blocks_b, head_first=True)
     observe("blocks of prompt B", blocks_b)
     observe("num_offloaded after B", pool.num_offloaded)
     observe("host keys after B (least recently used first)", [names.get(h, "?") for h in pool.host])
@@ -53,12 +53,12 @@ def test_example_protect_free_gpu_hits(observe):
     names = names_of_hashes(pool, {"A": a, "C": c})
 
     blocks_a = run_prompt(pool, kv, contents, a)
-    release(pool, blocks_a, reverse=True)  # last block first: tails are reused first
+    release(pool, blocks_a)  # last block first: tails are reused first
     observe("step 1: blocks of A", blocks_a)
     observe("step 1: free_queue", list(pool.free_queue))
 
     blocks_c = run_prompt(pool, kv, contents, c)
-    release(pool, blocks_c, reverse=True)
+    release(pool, blocks_c)
     observe("step 2: blocks of C", blocks_c)
     observe("step 2: free_queue", list(pool.free_queue))
     observe("step 2: host keys", [names.get(h, "?") for h in pool.host])

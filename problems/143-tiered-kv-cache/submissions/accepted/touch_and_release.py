@@ -1,5 +1,6 @@
-# A correct solution that protects free GPU hits by parking them outside free_queue (instead of
-# touch/free) and puts everything back by hand, in prefix order.
+# A correct solution that protects the free GPU hits with the pool's own reference counting: it
+# touches them before allocating for the host hits and releases them afterwards, one block per
+# `free` call so that the order they return to free_queue is explicit.
 from collections import OrderedDict
 from itertools import islice
 
@@ -26,69 +27,58 @@ class TieredPrefixCachingBlockPool(PrefixCachingBlockPool):
         self.num_loaded = 0
 
     def allocate(self, n):
-        if 0 <= n <= len(self.free_queue) and self.host_capacity > 0:
+        if 0 <= n <= len(self.free_queue):
             for block in list(islice(self.free_queue, n)):
                 h = self.block_hash[block]
-                if h is None or h in self.host:
-                    continue
-                layers = range(len(self.kv.k))
-                self.host[h] = [(host_copy(self.kv.k[i][block]), host_copy(self.kv.v[i][block])) for i in layers]
-                self.num_offloaded += 1
-                if len(self.host) > self.host_capacity:
-                    self.host.popitem(last=False)
+                if h is not None and h not in self.host:
+                    layers = range(len(self.kv.k))
+                    self.host[h] = [(host_copy(self.kv.k[i][block]), host_copy(self.kv.v[i][block]))
+                                    for i in layers]
+                    self.num_offloaded += 1
+                    if len(self.host) > self.host_capacity:
+                        self.host.popitem(last=False)
         return super().allocate(n)
 
+    def _release_each(self, blocks):
+        for block in blocks:
+            self.free([block])
+
     def lookup(self, token_ids):
-        hashes = self.block_hashes(token_ids)
-        self.num_queries += len(hashes)
         found = []      # (hash, GPU block or None)
         saved = {}      # hash -> host copy, grabbed now: our own allocation may evict it
-        for h in hashes:
+        for h in self.block_hashes(token_ids):
             block = self.hash_to_block.get(h)
             if block is None:
                 if h not in self.host:
                     break
-                self.host.move_to_end(h)
                 saved[h] = self.host[h]
             found.append((h, block))
 
-        if not saved:
-            self.num_hits += len(found)
-            return [block for _, block in found]
-
-        parked = [block for _, block in found if block is not None and block in self.free_queue]
-        for block in parked:
-            del self.free_queue[block]
-        fresh = self.allocate(len(saved))
-
+        idle = [block for _, block in found if block is not None and self.ref_cnt[block] == 0]
+        self.touch(idle)
+        fresh = self.allocate(len(saved)) if saved else []
         if fresh is None:
-            for block in parked:
-                self.free_queue[block] = None
-            prefix = []
-            for h, block in found:
-                if block is None:
-                    break
-                prefix.append(block)
-            self.num_hits += len(prefix)
-            return prefix
+            fresh = []
+            first_host = next(i for i, (_, block) in enumerate(found) if block is None)
+            found = found[:first_host]
 
+        result, reloaded = [], []
         fresh_iter = iter(fresh)
-        result = []
         for h, block in found:
             if block is None:
                 block = next(fresh_iter)
                 for i, (k, v) in enumerate(saved[h]):
                     self.kv.k[i][block].copy_(k)
                     self.kv.v[i][block].copy_(v)
-                self.num_loaded += 1
+                if h in self.host:
+                    self.host.move_to_end(h)
                 self.register(block, h)
+                self.num_loaded += 1
+                reloaded.append(block)
             result.append(block)
 
-        parked_set, fresh_set = set(parked), set(fresh)
-        for block in result:
-            if block in parked_set:
-                self.free_queue[block] = None
-            elif block in fresh_set:
-                self.free([block])
-        self.num_hits += len(result)
+        self._release_each(reloaded)
+        self._release_each(idle)
+        self.num_queries += len(token_ids)
+        self.num_hits += len(result) * self.block_size
         return result
