@@ -1,4 +1,4 @@
-"""(e) The counters, in blocks: num_queries (full blocks asked for), num_hits (blocks returned,
+"""(e) The counters, in tokens: num_queries (tokens asked for), num_hits (tokens of the blocks returned,
 from either tier), num_offloaded (copies to host), num_loaded (copies back)."""
 
 from kvtools import World, toks

@@ -1,4 +1,4 @@
-"""(c) Host memory is an LRU store of at most host_capacity blocks; a host hit is a use."""
+"""(c) Host memory is an LRU store of at most host_capacity blocks; a reloaded host hit is a use."""
 
 from kvtools import World, toks
 from tiered import TieredPrefixCachingBlockPool
@@ -44,7 +44,7 @@ def test_host_hit_is_a_use(observe):
     observe("free_queue", list(pool.free_queue))
 
     observe("lookup(X) returns (no room to reload)", pool.lookup(x))
-    observe("host keys after lookup(X): the hits were used", w.host_keys())
+    observe("host keys after lookup(X): a reload that fails moves nothing", w.host_keys())
     observe("lookup(Y) returns (no room to reload)", pool.lookup(y))
     observe("host keys after lookup(Y)", w.host_keys())
 
