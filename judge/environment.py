@@ -18,6 +18,23 @@ def python_version() -> str:
     return platform.python_version()
 
 
+GRADING_PYTHON_ENV = "JUDGE_GRADING_PYTHON"
+
+
+def grading_python() -> str:
+    """"3.11": the Python whose grammar judges submissions, for front ends that check code
+    before it is submitted (the page runs Pyodide's newer Python and parses the student's file
+    with this version's grammar, so Run shows the CE that Submit would).
+
+    Graders run submissions on their own interpreter (suite_run starts sys.executable), so the
+    default is this one. A server whose submissions are graded by remote workers on another
+    Python says so with JUDGE_GRADING_PYTHON=3.X; nothing else reads it."""
+    named = os.environ.get(GRADING_PYTHON_ENV, "").strip()
+    if re.fullmatch(r"3\.\d{1,2}", named):
+        return named
+    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+
+
 @lru_cache(maxsize=None)
 def torch_version() -> str | None:
     mod = sys.modules.get("torch")

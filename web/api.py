@@ -152,7 +152,10 @@ def list_problems(request: Request) -> dict:
 def get_problem(request: Request, problem_id: str) -> dict:
     """Statements (Markdown, per language), the starter, the public test files, the handbook
     modules a solution may import, and the reference's observations of each public test
-    (`public_expectations`: {test name: [[label, value], ...]}, null when unavailable)."""
+    (`public_expectations`: {test name: [[label, value], ...]}, null when unavailable), and
+    `grading_python` ("3.11"): the Python that grades Submit, whose grammar Run checks with."""
+    from judge.environment import grading_python
+
     ctx = _ctx(request)
     p = ctx.catalog.get(problem_id)
     if p is None:
@@ -172,6 +175,7 @@ def get_problem(request: Request, problem_id: str) -> dict:
         "limits": {**p.limits, "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,
                    "max_code_bytes": ctx.settings.max_code_bytes},
         "version": p.version(ctx.settings.reference_dir),
+        "grading_python": grading_python(),
     }
 
 

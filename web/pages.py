@@ -9,6 +9,8 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
+from judge.environment import grading_python
+
 from .api import submission_json
 from .instructor_api import overview
 from .db import DONE, LIVE, Submission, Visitor
@@ -28,7 +30,7 @@ UI = {
         "reset": "Reset to starter", "results": "Results", "statement": "Statement",
         "counts": "The server's verdict is the one that counts: Run executes the public tests "
                   "in your browser (Python 3.14 in Pyodide, no torch); Submit grades the full "
-                  "hidden suite on the server (Python 3.11).",
+                  "hidden suite on the server (Python {python}).",
         "python_loading": "Loading Python in the page…", "python_ready": "Python ready",
         "run_hint": "Ctrl/Cmd+Enter runs the public tests", "verdict": "Verdict",
         "score": "Score", "submitted": "Submitted", "no_submissions": "No submissions yet.",
@@ -42,7 +44,7 @@ UI = {
         "run": "运行", "submit": "提交", "download": "下载", "reset": "恢复初始代码",
         "results": "结果", "statement": "题面",
         "counts": "以服务器的判定为准：“运行”在浏览器里执行公开测试（Pyodide 中的 Python 3.14，"
-                  "没有 torch）；“提交”由服务器运行完整的隐藏测试（Python 3.11）。",
+                  "没有 torch）；“提交”由服务器运行完整的隐藏测试（Python {python}）。",
         "python_loading": "正在页面中加载 Python…", "python_ready": "Python 已就绪",
         "run_hint": "Ctrl/Cmd+Enter 运行公开测试", "verdict": "判定", "score": "得分",
         "submitted": "提交时间", "no_submissions": "还没有提交。", "display_name": "显示名称",
@@ -67,8 +69,10 @@ def render(request: Request, name: str, http_status: int = 200, **ctx) -> HTMLRe
     lang = pick_lang(request)
     app_ctx = request.app.state.ctx
     visitor = find_visitor(app_ctx.db, _token(request))
+    # The grading Python is named where it is decided (judge.environment), not in the text.
+    t = dict(UI[lang], counts=UI[lang]["counts"].format(python=grading_python()))
     resp = templates.TemplateResponse(request, name, {
-        "lang": lang, "t": UI[lang], "visitor": visitor, "build": app_ctx.build,
+        "lang": lang, "t": t, "visitor": visitor, "build": app_ctx.build,
         "instructor_enabled": bool(app_ctx.settings.instructor_token), **ctx},
         status_code=http_status)
     if request.query_params.get("lang") in UI:

@@ -108,14 +108,28 @@ def describe(exc: BaseException, tb, submission: str, suite_dir: str) -> dict:
     }
 
 
+def describe_syntax_error(exc: SyntaxError, filename: str) -> dict:
+    """CE fields of a SyntaxError in the submission: exc_type, message, line, traceback.
+
+    The one format for every place a submission's syntax is judged: the grading parent's check
+    before any sandbox, the runner's import inside one, and (a copy, since it may import nothing
+    from the judge) the page's runner in web/pyrunner/kvp_runner.py. Run and Submit show the
+    same text for the same file only while these agree; tests compare them."""
+    name = os.path.basename(filename)
+    line = exc.lineno if isinstance(exc.lineno, int) else None
+    text = (exc.text or "").strip()
+    trace = f'  File "{name}", line {line}' if line else f'  File "{name}"'
+    if text:
+        trace += f"\n    {text}"
+    return {"exc_type": _exc_type(exc), "line": line,
+            "message": f"{exc.msg} (line {line})" if line else str(exc.msg),
+            "traceback": f"{trace}\n{_exc_type(exc)}: {exc.msg}"}
+
+
 def describe_import_error(exc: BaseException, tb, submission: str) -> dict:
     """The submission failed to import: type, message, line in the submission file."""
     if isinstance(exc, SyntaxError) and exc.filename and _same_file(exc.filename, submission):
-        text = (exc.text or "").rstrip("\n")
-        detail = f"{exc.msg} (line {exc.lineno})"
-        trace = f'  File "{os.path.basename(submission)}", line {exc.lineno}\n    {text.strip()}'
-        return {"exc_type": _exc_type(exc), "message": detail, "line": exc.lineno,
-                "traceback": trace + f"\n{_exc_type(exc)}: {exc.msg}"}
+        return describe_syntax_error(exc, submission)
     frames = _frames(tb)
     student = [f for f in frames if _same_file(f.filename, submission)]
     trace = format_student_frames(frames, submission)

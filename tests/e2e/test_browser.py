@@ -256,3 +256,41 @@ def test_editor_completion_signature_and_syntax_errors(server, browser, shots):
     page.keyboard.type("\ndef broken(:\n")
     page.wait_for_selector(".cm-lint-marker-error", timeout=20_000)
     ctx.close()
+
+
+def test_run_and_submit_agree_on_syntax_the_server_rejects(server, browser, shots):
+    """PEP 695 syntax runs in the page's Python 3.14 but not on the server's: Run, the editor's
+    marks and Submit all say CE, on the same line."""
+    _, pid, _, _ = _target()
+    api = json.loads(urllib.request.urlopen(f"{server}/api/problems/{pid}").read())
+    grading = api["grading_python"]
+    if tuple(int(x) for x in grading.split(".")) >= (3, 12):
+        pytest.skip(f"the server grades with Python {grading}, which accepts PEP 695")
+    source = api["starter"].rstrip("\n") + "\n\n\ndef first[T](items: list[T]) -> T:\n" \
+        "    return items[0]\n"
+    line = source.splitlines().index("def first[T](items: list[T]) -> T:") + 1
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    page.goto(f"{server}/problems/{pid}")
+    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+                           timeout=120_000)
+    page.click(".cm-content")  # focus loads completion, which holds the worker a while:
+    page.wait_for_function("window.kvpPy.editorReady", timeout=120_000)  # lint after it
+    _paste(page, source)
+    page.keyboard.press("Control+End")  # the editor draws only the lines in view
+    page.wait_for_selector(".cm-lint-marker-error", timeout=20_000)
+
+    res = _run(page)
+    run_box = page.inner_text(".run-result .first-failure")
+    assert res["verdict"] == "CE", page.inner_text("#results")
+    assert f"(line {line})" in run_box and f'"{api["module"]}.py", line {line}' in run_box, run_box
+    assert f"Submit grades with Python {grading}" in run_box, run_box
+    page.screenshot(path=str(shots / "09-run-newer-syntax.png"), full_page=True)
+
+    page.click("#submit")
+    page.wait_for_selector(".submit-result[data-done]", timeout=120_000)
+    assert page.inner_text(".submit-result .report-head .verdict") == "CE"
+    submit_box = page.inner_text(".submit-result .first-failure")
+    assert f"(line {line})" in submit_box and f'"{api["module"]}.py", line {line}' in submit_box
+    page.screenshot(path=str(shots / "10-submit-newer-syntax.png"), full_page=True)
+    ctx.close()

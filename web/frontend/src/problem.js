@@ -31,7 +31,7 @@ const py = (window.kvpPy = new PyWorker(config, {
     timings.workerInitMs = ms;
     statusLine.textContent = tr("Python ready ({s} s after the page opened)", { s: (performance.now() / 1000).toFixed(1) });
     statusLine.classList.add("ready");
-    if (problem) py.setFiles(problem.module, problem.handbook);
+    if (problem) py.setFiles(problem.module, problem.handbook, problem.grading_python);
     updateRunButton();
   },
   onEditorReady: (ms) => {
@@ -117,7 +117,7 @@ async function loadProblem() {
   const r = await fetch(config.api);
   problem = await r.json();
   timings.problemLoadedMs = performance.now();
-  if (py.ready) py.setFiles(problem.module, problem.handbook);
+  if (py.ready) py.setFiles(problem.module, problem.handbook, problem.grading_python);
   updateRunButton();
 }
 
@@ -139,6 +139,8 @@ async function runTests() {
     tests: problem.public_tests,
     handbook: problem.handbook,
     expected: problem.public_expectations,
+    // Submit's Python: its grammar decides CE, whatever the page's newer Python accepts.
+    python: problem.grading_python,
   };
   const out = await py.run(spec, config.timeout_s);
   timings.lastRunMs = performance.now() - started;

@@ -45,8 +45,8 @@ export class PyWorker {
     if (this.editorWanted) this._sendEditor();
   }
 
-  setFiles(module, handbook) {
-    this.files = { module, handbook };
+  setFiles(module, handbook, python) {
+    this.files = { module, handbook, python };
     if (this.worker) this.worker.postMessage({ type: "files", ...this.files });
   }
 

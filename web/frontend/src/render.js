@@ -93,7 +93,8 @@ export function renderReport(container, report, { origin = "server", note = null
   if (report.compile_error) {
     const ce = report.compile_error;
     container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, tr("The file does not import")),
-      el("div", { class: "ff-msg" }, ce.message || ""), ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null));
+      el("div", { class: "ff-msg" }, ce.message || ""), ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null,
+      ce.hint ? el("p", { class: "note ce-hint" }, ce.hint) : null));
   }
   if (report.first_failure && !report.compile_error) container.append(failureBox(report.first_failure));
   const tests = report.tests || [];

@@ -1,7 +1,8 @@
 // The page's Python: Pyodide in a module Web Worker. The page terminates this worker when a run
 // takes too long (an endless loop cannot be interrupted otherwise) and starts a fresh one.
 //
-// Messages in:  init {pyodideURL, wheels}, load-editor {editorWheels}, files {module, handbook},
+// Messages in:  init {pyodideURL, wheels}, load-editor {editorWheels},
+//               files {module, handbook, python (the grading Python, "3.11")},
 //               run {id, spec}, complete {id, code, line, col}, signature {id, code, line, col},
 //               lint {id, code}
 // Messages out: status {text}, ready {ms}, editor-ready {ms}, result {id, result},
@@ -46,15 +47,17 @@ def kvp_signature(code, line, col):
     return json.dumps(out)
 
 def kvp_lint(code):
-    try:
-        compile(code, MODULE + ".py", "exec")
-    except SyntaxError as e:
-        return json.dumps([{"line": e.lineno or 1, "col": e.offset or 1,
-                            "end_line": getattr(e, "end_lineno", None) or e.lineno or 1,
-                            "end_col": getattr(e, "end_offset", None) or (e.offset or 1) + 1,
-                            "message": e.msg}])
-    return "[]"
+    # The grading Python's grammar, as Run and Submit judge it (kvp_runner.first_syntax_error).
+    import kvp_runner
+    e, _ = kvp_runner.first_syntax_error(code, MODULE + ".py", GRADING_PYTHON)
+    if not isinstance(e, SyntaxError):
+        return "[]"
+    return json.dumps([{"line": e.lineno or 1, "col": e.offset or 1,
+                        "end_line": getattr(e, "end_lineno", None) or e.lineno or 1,
+                        "end_col": getattr(e, "end_offset", None) or (e.offset or 1) + 1,
+                        "message": e.msg}])
 MODULE = "solution"
+GRADING_PYTHON = None
 `;
 
 function post(msg) {
@@ -91,7 +94,7 @@ async function loadEditor(editorWheels) {
   }
 }
 
-function setFiles({ module, handbook }) {
+function setFiles({ module, handbook, python }) {
   moduleName = module;
   for (const f of py.FS.readdir(`${ED_DIR}/handbook`)) {
     if (f.endsWith(".py")) py.FS.unlink(`${ED_DIR}/handbook/${f}`);
@@ -100,6 +103,7 @@ function setFiles({ module, handbook }) {
     py.FS.writeFile(`${ED_DIR}/handbook/${name}.py`, text);
   }
   py.globals.set("MODULE", module);
+  py.globals.set("GRADING_PYTHON", python ? String(python) : undefined);
 }
 
 function call(fn, ...args) {
