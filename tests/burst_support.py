@@ -18,7 +18,7 @@ from distributed_support import REPO, Student
 
 PROBLEM = REPO / "problems" / "143-tiered-kv-cache"
 TLE_SOURCE = "# expect: TLE (never finishes importing)\nimport time\nwhile True:\n    time.sleep(1)\n"
-MIX = {"AC": ["host_store.py", "park_and_requeue.py"],
+MIX = {"AC": ["host_store.py", "chapter_walkthrough.py"],
        "WA": ["unprotected_hits.py", "host_fifo.py", "no_copy_back.py"]}
 
 
