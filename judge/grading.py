@@ -21,12 +21,11 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
 from . import environment as env
+from .clock import TimeLimits
 from .judging import Context, Redactor, compile_error, judge_test
 from .problem import SUITES, Problem, load_problem
 from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from .report import Failure, Report, TestResult
-from .results import ChildLog
-from .runner.errors import describe_syntax_error
 from .suite_run import run_suite
 from .verdict import Verdict, overall
 from .view import View
@@ -159,6 +158,8 @@ class _Grading:
         self.timings["reference_cached"] = cached
         self.provenance["reference_cache"] = "hit" if cached else "miss"
         ref_tests = self._reference_plan(ref)
+        limits = {s: TimeLimits.from_reference(self.problem.limits, ref[s], ref_tests[s])
+                  for s in ref_tests}
         for s, names in ref_tests.items():
             self.emit({"type": "suite_started", "suite": s, "tests": list(names)})
         t = time.perf_counter()
@@ -169,11 +170,11 @@ class _Grading:
             if self.parallel and len(suites) > 1:
                 with ThreadPoolExecutor(len(suites)) as pool:
                     runs = dict(zip(suites, pool.map(
-                        lambda s: self._run(view, sub, s, ref[s], ref_tests[s]), suites)))
+                        lambda s: self._run(view, sub, s, limits[s], ref_tests[s]), suites)))
             else:
-                runs = {s: self._run(view, sub, s, ref[s], ref_tests[s]) for s in suites}
+                runs = {s: self._run(view, sub, s, limits[s], ref_tests[s]) for s in suites}
         t = time.perf_counter()
-        report = self._judge(runs, ref_tests)
+        report = self._judge(runs, ref_tests, limits)
         self.timings["compare_s"] = round(time.perf_counter() - t, 4)
         return report
 
@@ -183,12 +184,14 @@ class _Grading:
         except UnicodeEncodeError as e:
             return {"exc_type": "UnicodeError", "line": None, "traceback": None,
                     "message": f"the file is not valid UTF-8 text: {e.reason}"}
-        # This interpreter's own parser is the truth (the sandboxed children run it too);
-        # the page checks against the same version, see env.grading_python().
         try:
             compile(self.source, f"{self.problem.module}.py", "exec", dont_inherit=True)
         except SyntaxError as e:
-            return describe_syntax_error(e, f"{self.problem.module}.py")
+            text = (e.text or "").strip()
+            return {"exc_type": type(e).__name__, "line": e.lineno,
+                    "message": f"{e.msg} (line {e.lineno})",
+                    "traceback": f'  File "{self.problem.module}.py", line {e.lineno}\n'
+                                 f"    {text}\n{type(e).__name__}: {e.msg}"}
         except ValueError as e:  # e.g. a NUL byte in the source
             return {"exc_type": "ValueError", "line": None, "message": str(e), "traceback": None}
         return None
@@ -202,28 +205,18 @@ class _Grading:
                       if e["name"] in wanted or e["name"].split("[", 1)[0] in wanted}
         return out
 
-    def _limits(self, ref_tests: dict[str, dict]) -> dict[str, float]:
-        lim = self.problem.limits
-        return {n: round(max(lim.min_test_s, lim.time_factor * float(e["time_s"] or 0)), 3)
-                for n, e in ref_tests.items()}
-
-    def _run(self, view, sub, suite, ref_suite, ref_tests):
-        lim = self.problem.limits
-        limits = self._limits(ref_tests)
-        node_limits = {n.split("/", 1)[1]: v for n, v in limits.items()}
-        import_limit = max(lim.min_test_s, lim.time_factor * float(ref_suite["import_s"] or 0))
+    def _run(self, view, sub, suite, limits: TimeLimits, ref_tests):
         every = {t.name for t in self.problem.tests(suite)}
         if {t.name for t in self.plan[suite]} == every:
             targets = [f.name for f in self.problem.test_files(suite)]
         else:
             targets = [t.node for t in self.plan[suite]]
-        # live verdicts of finished tests (how a dead child ended is only known at the end)
-        ctx = Context(_LiveRun(), hidden=self._hidden(suite), source=self.source,
-                      redact=self.redact, limits=limits)
         prefix = f"{suite}/"
-        run_log = ChildLog()
 
-        def on_events(events):
+        def on_events(events, run):
+            # live verdicts of finished tests (how a dead child ended is only known at the end)
+            ctx = Context(_LiveRun(run.clock), hidden=self._hidden(suite), source=self.source,
+                          redact=self.redact, limits=limits, suite=suite)
             for ev in events:
                 name = prefix + str(ev.get("test", ""))
                 if name not in ref_tests:
@@ -231,20 +224,18 @@ class _Grading:
                 if ev["ev"] == "test_started":
                     self.emit({"type": "test_started", "test": name})
                 elif ev["ev"] == "test_finished":
-                    rec = run_log.tests.get(ev["test"])
+                    rec = run.log.tests.get(ev["test"])
                     r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
                     self.emit({"type": "test_finished", "test": name,
                                "verdict": str(r.verdict), "time_s": r.time_s})
 
         run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
-                        targets=targets, test_limits=node_limits,
-                        default_limit=max(limits.values(), default=lim.min_test_s),
-                        import_limit=import_limit, device=self.device,
-                        on_events=on_events if self.emit.on_event else None, log=run_log)
+                        targets=targets, limits=limits, device=self.device,
+                        on_events=on_events if self.emit.on_event else None)
         self.emit({"type": "suite_finished", "suite": suite})
         return run
 
-    def _judge(self, runs: dict, ref_tests: dict) -> Report:
+    def _judge(self, runs: dict, ref_tests: dict, limits: dict[str, TimeLimits]) -> Report:
         tests: list[TestResult] = []
         ce = None
         internal = None
@@ -263,11 +254,12 @@ class _Grading:
             self.timings[f"{suite}_s"] = round(run.wall_s, 4)
             self.timings.setdefault("phases", {})[suite] = {
                 "start_s": _r(run.start_s), "import_s": _r(run.log.import_s),
-                "tests_s": _r((run.log.finished or {}).get("tests_s"))}
+                "tests_s": _r((run.log.finished or {}).get("tests_s")),
+                "cpu_s": _r(run.cpu_s), "cpu_wait_s": _r(run.wait_s), "runs": run.attempts}
             if suite == "public" and (run.stdout or run.stderr):
                 self.output = self.redact(run.output_tail())
             ctx = Context(run, hidden=hidden, source=self.source, redact=self.redact,
-                          limits=self._limits(ref_tests[suite]))
+                          limits=limits[suite], suite=suite)
             victim = _victim(run, _nodes(ref_tests[suite]))
             for name, entry in ref_tests[suite].items():
                 node = name.split("/", 1)[1]
@@ -295,10 +287,15 @@ class _Grading:
 
 
 class _LiveRun:
-    """Stands for a child that is still running: nothing is known yet about how it ends."""
+    """Stands for a child that is still running: nothing is known yet about how it ends, only
+    the CPU time its finished tests used."""
     timed_out = memory_exceeded = output_exceeded = False
-    signal = returncode = None
+    signal = returncode = timeout_kind = None
     spawn_t = wall_s = 0.0
+    attempts = 1
+
+    def __init__(self, clock):
+        self.clock = clock
 
 
 def _victim(run, nodes: list[str]) -> str | None:

@@ -7,7 +7,12 @@ Rules, in the order the events happened inside the test:
   a failed assert, a non-JSON observation or another error in the test's own code -> WA;
   skipped by the submission (but not by the reference) -> WA;
 - the child died during the test -> TLE / MLE / OLE (the sandbox's flags) or RE;
-- the test never started because the child died earlier -> NR (counts as failed).
+- the test never started because the child died earlier -> NR (counts as failed);
+- whatever the child said, a test for which the parent measured more CPU time than its limit
+  (plus the grace the parent allows before it stops a run) -> TLE.
+
+Times are CPU seconds (clock.py). A run stopped by the wall-clock net was run twice before it
+gets here (suite_run.py), so the TLE it gives says that the code waited rather than computed.
 
 For hidden tests only the kind, the reference's label, a built-in exception name and a line
 number inside the submission leave this module; for public tests, text the child produced is
@@ -20,6 +25,7 @@ import builtins
 import json
 import signal as _signal
 
+from .clock import GRACE_S, TimeLimits, shown_cpu_s, wall_net
 from .compare import compare
 from .report import Failure, TestResult
 from .verdict import Verdict
@@ -51,9 +57,15 @@ class Redactor:
 class Context:
     """What judging a suite's tests needs besides the test itself."""
 
-    def __init__(self, run, *, hidden: bool, source: str, redact: Redactor, limits: dict):
-        self.run, self.hidden, self.redact, self.limits = run, hidden, redact, limits
+    def __init__(self, run, *, hidden: bool, source: str, redact: Redactor,
+                 limits: TimeLimits | None, suite: str = ""):
+        self.run, self.hidden, self.redact, self.suite = run, hidden, redact, suite
+        self.limits = limits or None
+        self.clock = getattr(run, "clock", None)
         self.n_lines = source.count("\n") + 1
+
+    def limit(self, node: str) -> float | None:
+        return self.limits.for_test(node) if self.limits else None
 
     def exc_type(self, name):
         if not self.hidden:
@@ -74,16 +86,20 @@ class Context:
 
 def death(run) -> tuple[Verdict, str, str]:
     """(verdict, failure kind, message) for a child that ended during a test."""
+    clock = getattr(run, "clock", None)
     if getattr(getattr(run, "log", None), "import_timeout", False):
-        return Verdict.TLE, "timeout", "importing your module took longer than its time limit"
+        limit = f" ({clock.limits.import_s:.1f}s)" if clock else ""
+        return Verdict.TLE, "timeout", ("importing your module used more CPU time than its "
+                                        f"limit{limit}")
     if run.timed_out:
-        return Verdict.TLE, "timeout", "the run reached its wall-clock limit during this test"
+        return Verdict.TLE, "timeout", _stopped(run, clock.stopped if clock else None)
     if run.memory_exceeded:
         return Verdict.MLE, "memory", "the run reached its memory limit during this test"
     if run.output_exceeded:
         return Verdict.OLE, "output", "the run printed more than its output limit"
     if run.signal in (_signal.SIGXCPU,):
-        return Verdict.TLE, "timeout", "the run used up its CPU time during this test"
+        return Verdict.TLE, "timeout", ("a process of the run used up the CPU time the whole "
+                                        "suite may take, during this test")
     if run.signal:
         try:
             sig = _signal.Signals(run.signal).name
@@ -92,6 +108,28 @@ def death(run) -> tuple[Verdict, str, str]:
         return Verdict.RE, "crash", f"the process was killed by {sig} during this test"
     return Verdict.RE, "crash", (f"the process exited (status {run.returncode}) during this "
                                  "test")
+
+
+def _stopped(run, stop) -> str:
+    """Why the parent stopped a run, for the test it was in (or was about to start)."""
+    if stop is None:
+        if getattr(run, "timeout_kind", None) == "cpu":
+            return "the run used more CPU time than the whole suite may take, during this test"
+        return ("the whole suite ran past its wall-clock safety net during this test "
+                f"(on {_runs(run)}), though within its CPU time limit")
+    where = {"import": "importing your module",
+             "gap": "outside any test, before this test started"}.get(stop.phase, "this test")
+    if stop.kind == "cpu":
+        return f"{where} used more CPU time than its limit ({stop.limit_s:.1f}s)"
+    used = stop.used.cpu_s or 0.0
+    return (f"the wall-clock safety net stopped {where} on {_runs(run)}: {where} took over "
+            f"{wall_net(stop.limit_s):.0f}s (not counting time spent waiting for a busy CPU) "
+            f"but used only {used:.1f}s of CPU time (limit {stop.limit_s:.1f}s), so it was "
+            "waiting (sleeping, or blocked on a lock or on input), not computing")
+
+
+def _runs(run) -> str:
+    return "both runs" if getattr(run, "attempts", 1) > 1 else "its run"
 
 
 def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
@@ -112,8 +150,12 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
                                   hidden=ctx.hidden)
         return res
     fin = rec.finished
+    node = name.split("/", 1)[1] if "/" in name else name
     res.observations = len(rec.observations)
-    res.time_s = fin.get("duration_s") if fin else _elapsed(rec, ctx.run)
+    measured = ctx.clock.tests.get(node) if ctx.clock else None
+    res.time_s = shown_cpu_s(fin.get("cpu_s") if fin else None, measured)
+    if res.time_s is None:  # no CPU measurement on this host: wall clock, as the child says
+        res.time_s = fin.get("duration_s") if fin else _elapsed(rec, ctx.run)
     passed = fin is not None and fin["outcome"] == "passed"
     div = compare(ref["observations"], rec.observations, partial=not passed)
     if div is not None:
@@ -129,6 +171,13 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
         v, kind, msg = death(ctx.run)
         res.verdict, res.failure = v, Failure(kind, message=msg, hidden=ctx.hidden)
         return res
+    limit = ctx.limit(node)
+    if ctx.clock is not None and ctx.clock.over_limit(node) and fin["outcome"] != "timeout":
+        res.verdict = Verdict.TLE
+        res.failure = Failure("timeout", hidden=ctx.hidden, message=(
+            f"the test used {measured.cpu_s:.1f}s of CPU time as the judge measured it; its "
+            f"limit is {ctx.clock.limits.for_test(node):.1f}s (and {GRACE_S:.1f}s of grace)"))
+        return res
     if passed:
         return res
     outcome, kind = fin["outcome"], fin.get("kind")
@@ -138,11 +187,10 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
                               hidden=ctx.hidden)
         return res
     if outcome == "timeout" or kind == "timeout":
-        limit = ctx.limits.get(name)
         res.verdict = Verdict.TLE
         res.failure = Failure("timeout", hidden=ctx.hidden, message=(
-            f"the test ran longer than its time limit ({limit:.1f}s)" if limit else
-            "the test ran longer than its time limit"))
+            f"the test used more CPU time than its limit ({limit:.1f}s)" if limit else
+            "the test used more CPU time than its limit"))
         return res
     if outcome == "memory" or kind == "memory":
         res.verdict, fkind = Verdict.MLE, "memory"

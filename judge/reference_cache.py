@@ -6,6 +6,10 @@ same tests over the reference solution (sandboxed), then kept on disk and reused
 
 The files are private to the judge's user (mode 0600 in a 0700 folder), so a sandboxed child
 running as another user cannot read the expected values even without a private filesystem.
+
+Besides the observations, a suite's entry holds the reference's CPU times, from which the
+submission's limits are derived (clock.py): each test's `time_s`, `import_s` (the module's
+import) and `gap_s` (the costliest stretch outside the tests, e.g. collecting test files).
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ import tempfile
 from pathlib import Path
 
 from .environment import cache_tag
+from .clock import TimeLimits, shown_cpu_s
 from .problem import REPO_ROOT, Problem
 from .view import RUNNER_SRC
 
-SCHEMA = 1
+SCHEMA = 2  # 2: times are CPU seconds of the sandboxed tree (were wall clock), gap_s added
 
 
 def cache_root() -> Path:
@@ -114,6 +119,7 @@ def _check_reference(problem: Problem, suite: str, run) -> dict:
     found = {n.split("[", 1)[0] for n in collected}
     if expected - found:
         raise ReferenceFailure(f"{where}: tests not collected: {sorted(expected - found)}")
+    clock = run.clock
     tests = []
     for name in collected:
         rec = log.tests.get(name)
@@ -129,9 +135,22 @@ def _check_reference(problem: Problem, suite: str, run) -> dict:
                                    f"{fin['message']} at {fin.get('where')}\n"
                                    f"{fin.get('traceback') or ''}")
         tests.append({"name": f"{suite}/{name}", "outcome": fin["outcome"],
-                      "observations": rec.observations, "time_s": fin.get("duration_s") or 0.0})
-    return {"tests": tests, "import_s": log.import_s or 0.0, "start_s": run.start_s or 0.0,
-            "wall_s": run.wall_s}
+                      "observations": rec.observations,
+                      "time_s": _cpu(fin.get("cpu_s"), clock.tests.get(name))})
+    gap = clock.gap_max
+    return {"tests": tests, "import_s": _cpu(log.import_cpu_s, clock.import_use),
+            "gap_s": _cpu(None, gap) if gap is None or gap.cpu_s is not None else gap.wall_s,
+            "start_s": run.start_s or 0.0, "wall_s": run.wall_s}
+
+
+def _cpu(child_s, measured) -> float:
+    """The parent's measurement, refined by the runner's own figure within its bounds. Where
+    the host cannot measure CPU time (no /proc), the reference's runner is believed: it is
+    our own code running our own solution."""
+    value = shown_cpu_s(child_s, measured)
+    if value is None:
+        value = child_s if isinstance(child_s, (int, float)) else 0.0
+    return round(float(value), 6)
 
 
 def compute_reference(problem: Problem, suite: str, device: str) -> dict:
@@ -143,10 +162,9 @@ def compute_reference(problem: Problem, suite: str, device: str) -> dict:
         if suite not in view.tests:
             return {"tests": [], "import_s": 0.0, "start_s": 0.0, "wall_s": 0.0}
         sub = view.submission("reference", source)
-        lim = problem.limits
         run = run_suite(problem, view, run=f"ref-{suite}", suite=suite, submission=sub,
-                        targets=[f.name for f in problem.test_files(suite)], test_limits={},
-                        default_limit=lim.wall_s, import_limit=lim.wall_s, device=device)
+                        targets=[f.name for f in problem.test_files(suite)],
+                        limits=TimeLimits.unlimited(problem.limits), device=device)
         return _check_reference(problem, suite, run)
 
 

@@ -78,6 +78,7 @@ class TestRecord:
 class ChildLog:
     started_t: float | None = None
     import_s: float | None = None
+    import_cpu_s: float | None = None     # the child's word: for display only (clock.py)
     imported_t: float | None = None
     compile_error: dict | None = None
     import_timeout: bool = False
@@ -116,6 +117,7 @@ class ChildLog:
             self.started_t = _num(ev.get("t"))
         elif kind == "imported":
             self.import_s, self.imported_t = _num(ev.get("import_s")), _num(ev.get("t"))
+            self.import_cpu_s = _num(ev.get("cpu_s"))
         elif kind == "compile_error":
             if self.compile_error is None:
                 self.compile_error = _error_fields(ev)
@@ -168,7 +170,8 @@ class ChildLog:
                 return False
             info = _error_fields(ev)
             info.update(outcome=outcome, kind=_str(ev.get("kind"), 20),
-                        where=_str(ev.get("where"), 300), duration_s=_num(ev.get("duration_s")))
+                        where=_str(ev.get("where"), 300), duration_s=_num(ev.get("duration_s")),
+                        cpu_s=_num(ev.get("cpu_s")))
             rec.finished = info
         return True
 

@@ -1,23 +1,31 @@
-"""Running one suite of one module (a submission or the reference) in a sandboxed child, and
-watching its results file while it runs."""
+"""Running one suite of one module (a submission or the reference) in a sandboxed child,
+following its results file and charging its CPU time to its phases while it runs (clock.py).
+
+A run that only the wall-clock net stopped (it was waiting, or the host starved it of CPU
+beyond what the net allows for) is run once more from the start: a verdict must not depend on
+the host's load. Whatever the second run does is final.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .clock import PhaseClock, TimeLimits, suite_wall_net
 from .results import ChildLog, read_capped
 from .view import View
 
 from .sandbox import Limits, run_sandboxed
+from .sandbox.usage import Usage
+
+log_ = logging.getLogger("judge")
 
 RESULTS = "results.jsonl"
-POLL_S = 0.05
 
 
 @dataclass
@@ -29,6 +37,7 @@ class SuiteRun:
     returncode: int | None = None
     signal: int | None = None
     timed_out: bool = False
+    timeout_kind: str | None = None     # "cpu" | "wall": which clock stopped it
     memory_exceeded: bool = False
     output_exceeded: bool = False
     stdout: bytes = b""
@@ -36,6 +45,10 @@ class SuiteRun:
     layers: dict = field(default_factory=dict)
     missing_layers: list = field(default_factory=list)
     sandbox_error: str | None = None    # run_sandboxed itself failed (the judge's fault)
+    clock: PhaseClock | None = None     # CPU time per phase, as the parent measured it
+    attempts: int = 1                   # 2: the first run was stopped by the wall-clock net
+    cpu_s: float | None = None          # the whole tree's
+    wait_s: float | None = None         # how long a busy host held it back
 
     @property
     def died(self) -> bool:
@@ -69,65 +82,81 @@ def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]
 
 
 def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,
-              targets: list[str], test_limits: dict[str, float], default_limit: float,
-              import_limit: float, device: str,
-              on_events: Callable[[list[dict]], None] | None = None,
-              log: ChildLog | None = None) -> SuiteRun:
-    """Runs `targets` (files or node ids in the suite folder) against `submission`."""
+              targets: list[str], limits: TimeLimits, device: str,
+              on_events: Callable[[list[dict], SuiteRun], None] | None = None) -> SuiteRun:
+    """Runs `targets` (files or node ids in the suite folder) against `submission`.
+    `on_events(events, run)` sees the child's well-formed events as they arrive."""
+    out = _attempt(problem, view, run, suite, submission, targets, limits, device, on_events)
+    if out.timeout_kind == "wall":
+        log_.warning("%s %s: stopped by the wall-clock net (phase %s); running it again",
+                     problem.name, run, out.clock.stopped.phase if out.clock.stopped else "?")
+        out = _attempt(problem, view, f"{run}-again", suite, submission, targets, limits,
+                       device, on_events)
+        out.attempts = 2
+    return out
+
+
+def _attempt(problem, view: View, run: str, suite: str, submission: Path, targets: list[str],
+             limits: TimeLimits, device: str, on_events) -> SuiteRun:
     lim = problem.limits
-    conf, scratch = view.run_dirs(run, test_limits)
+    conf, scratch = view.run_dirs(run, dict(limits.tests))
     suite_dir = view.tests[suite]
     argv = [sys.executable, "-P", "-s", "-m", "judge_runner",
             "--results", RESULTS, "--module", problem.module, "--submission", str(submission),
             "--suite-dir", str(suite_dir), "--limits", str(conf / "limits.json"),
-            "--default-limit", f"{default_limit:.3f}", "--import-limit", f"{import_limit:.3f}",
-            *targets]
+            "--default-limit", f"{limits.default_s:.3f}",
+            "--import-limit", f"{limits.import_s:.3f}", *targets]
     binds = [(p, p) for p in (view.handbook, view.runner_parent, submission.parent,
                               suite_dir, conf)]
-    limits = Limits(wall_s=lim.wall_s, cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
-                    processes=64, file_size_mb=64, open_files=256,
-                    output_bytes=lim.output_kb * 1024)
-    log = log if log is not None else ChildLog()
-    out = SuiteRun(suite=suite, log=log, spawn_t=time.time())
-    stop = threading.Event()
+    box = Limits(wall_s=suite_wall_net(lim), cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
+                 processes=64, file_size_mb=64, open_files=256,
+                 output_bytes=lim.output_kb * 1024)
+    out = SuiteRun(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=PhaseClock(limits))
     offset = [0]
 
-    def pump() -> None:
+    def pump(u: Usage) -> None:
         data = read_capped(scratch / RESULTS, offset[0])
         offset[0] += len(data)
-        events = log.feed(data) if data else []
+        events = out.log.feed(data) if data else []
+        for ev in events:
+            out.clock.event(ev, u)
         if events and on_events is not None:
-            on_events(events)
+            try:
+                on_events(events, out)
+            except Exception:  # live progress only: the final judgement does not need it
+                log_.exception("on_events failed")
 
-    def watch() -> None:
-        while not stop.wait(POLL_S):
-            pump()
+    def monitor(u: Usage) -> str | None:
+        pump(u)
+        return out.clock.check(u)
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
     try:
         res = run_sandboxed(argv=[str(a) for a in argv],
                             ro_binds=[(str(a), str(b)) for a, b in binds],
                             scratch=str(scratch), env=child_env(problem, view,
                                                                 submission.parent, device),
-                            limits=limits, device=device)
+                            limits=box, device=device, monitor=monitor)
     except Exception as exc:  # the sandbox itself failed: the judge's fault
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
-        return out
-    finally:
-        stop.set()
-        watcher.join()
-        pump()
         out.wall_s = time.time() - out.spawn_t
+        pump(out.clock.last)
+        return out
+    last = out.clock.last
+    final = Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
+                  res.wait_s if res.wait_s is not None else last.wait_s)
+    pump(final)
+    out.clock.finish(final)
     if getattr(res, "setup_error", None):
         out.sandbox_error = f"sandbox setup failed: {res.setup_error}"
     rc = res.returncode
     out.returncode = rc if rc is None or rc >= 0 else None
     out.signal = res.signal or (-rc if rc is not None and rc < 0 else None)
     out.timed_out, out.memory_exceeded = bool(res.timed_out), bool(res.memory_exceeded)
+    out.timeout_kind = res.timeout_kind if res.timed_out else None
     out.output_exceeded = bool(res.output_exceeded)
     out.stdout, out.stderr = bytes(res.stdout or b""), bytes(res.stderr or b"")
-    out.wall_s = float(getattr(res, "wall_s", out.wall_s) or out.wall_s)
+    out.wall_s = float(res.wall_s)
+    out.cpu_s, out.wait_s = res.cpu_s, res.wait_s
     out.layers = dict(getattr(res, "layers", {}) or {})
     out.missing_layers = list(getattr(res, "missing_layers", []) or [])
     return out

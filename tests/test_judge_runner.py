@@ -113,20 +113,22 @@ def test_runner_reports_compile_errors_with_the_line(tmp_path):
 
 
 def test_runner_times_out_a_test_and_moves_on(tmp_path):
-    tests = ("import time\n"
-             "def test_slow(observe):\n    time.sleep(30)\n"
+    # the runner's limits are CPU time: a spinning test is stopped, a sleeping one is left to
+    # the parent's wall-clock net (tests/test_cpu_time_limits.py)
+    tests = ("def test_slow(observe):\n    while True:\n        pass\n"
              "def test_next(observe):\n    observe('x', 1)\n")
     proc, lines = run_runner(tmp_path, "", tests, limit=0.5)
     fin = finished(lines)
     assert fin["test_it.py::test_slow"]["outcome"] == "timeout"
+    assert fin["test_it.py::test_slow"]["cpu_s"] >= 0.5
     assert fin["test_it.py::test_next"]["outcome"] == "passed"
 
 
 def test_runner_ends_a_test_that_swallows_its_timeout(tmp_path):
-    tests = ("import time\n"
-             "def test_stubborn(observe):\n"
-             "    try:\n        time.sleep(30)\n    except BaseException:\n        pass\n"
-             "    time.sleep(30)\n"
+    tests = ("def test_stubborn(observe):\n"
+             "    try:\n        while True:\n            pass\n"
+             "    except BaseException:\n        pass\n"
+             "    while True:\n        pass\n"
              "def test_next(observe):\n    observe('x', 1)\n")
     proc, lines = run_runner(tmp_path, "", tests, limit=0.5)
     assert proc.returncode == 124

@@ -9,4 +9,4 @@ It writes plain JSON lines to a results file (see ``events.py`` for the vocabula
 trusts none of it beyond "this is what the child said": expected values never enter the child.
 """
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2  # 2: time limits are CPU seconds; cpu_s in imported/test_finished

@@ -4,6 +4,8 @@
         --submission /view/sub/lru.py --suite-dir /view/tests/public \
         [--limits limits.json] [--default-limit 60] [--import-limit 60] TARGET...
 
+Limits are in CPU seconds (see plugin.py).
+
 TARGETs are test files or node ids (``test_lru.py::test_get``) relative to --suite-dir.
 Exit status: 0 when the run completed (whatever the tests did), 3 on a compile error,
 124 on a timeout, 70 when the runner itself failed.
@@ -45,32 +47,37 @@ def parse_args(argv):
 
 
 def import_submission(args, writer: EventWriter) -> int:
-    """Imports the student's module under a time limit: 0, or the exit status to end with
-    (after writing a compile_error or import_timeout event)."""
+    """Imports the student's module under a CPU time limit (as the tests have, see plugin):
+    0, or the exit status to end with (after writing a compile_error or import_timeout
+    event). An import that sleeps is left to the parent's wall-clock net."""
     done = threading.Event()
+    cpu0 = plugin.cpu_now()
+    deadline = cpu0 + args.import_limit + plugin.GRACE_S
 
     def watchdog():
-        if not done.wait(args.import_limit + plugin.GRACE_S):
-            writer.emit("import_timeout", wait=0.5, t=now(), limit_s=args.import_limit)
-            os._exit(EXIT_TIMEOUT)
+        while not done.wait(0.05):
+            if plugin.cpu_now() > deadline:
+                writer.emit("import_timeout", wait=0.5, t=now(), limit_s=args.import_limit)
+                os._exit(EXIT_TIMEOUT)
 
     threading.Thread(target=watchdog, daemon=True).start()
     t0 = time.perf_counter()
     try:
-        signal.setitimer(signal.ITIMER_REAL, args.import_limit)
+        signal.setitimer(signal.ITIMER_PROF, args.import_limit)
         importlib.import_module(args.module)
     except plugin.JudgeTimeout:
         writer.emit("import_timeout", t=now(), limit_s=args.import_limit)
         return EXIT_TIMEOUT
     except BaseException as exc:  # anything at import time: the file does not import
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
         info = describe_import_error(exc, exc.__traceback__, args.submission)
         writer.emit("compile_error", t=now(), **info)
         return EXIT_COMPILE_ERROR
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
         done.set()
-    writer.emit("imported", t=now(), import_s=round(time.perf_counter() - t0, 6))
+    writer.emit("imported", t=now(), import_s=round(time.perf_counter() - t0, 6),
+                cpu_s=round(plugin.cpu_now() - cpu0, 6))
     return 0
 
 

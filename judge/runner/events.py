@@ -3,7 +3,7 @@
 One line per event, each a JSON object with an ``ev`` key:
 
 - ``start``         {t, python, pid}
-- ``imported``      {t, import_s}                              the submission imported
+- ``imported``      {t, import_s, cpu_s}                       the submission imported
 - ``compile_error`` {t, exc_type, message, line, traceback}    it did not (the run stops)
 - ``import_timeout``{t, limit_s}                               importing it took too long
 - ``collected``     {tests: [name, ...]}
@@ -11,11 +11,13 @@ One line per event, each a JSON object with an ``ev`` key:
 - ``test_started``  {test, t, limit_s}
 - ``observation``   {test, i, label, value}
 - ``test_finished`` {test, outcome, phase, kind, exc_type, message, line, where, traceback,
-                     duration_s}
+                     duration_s, cpu_s}
 - ``finished``      {t, tests_s, exit_code, torch, gpu_name}
 - ``runner_error``  {message}                                  the runner's own fault
 
 Test names are ``<file relative to the suite dir>::<function>`` (``test_lru.py::test_get``).
+Times: ``*_s`` durations are wall clock, ``cpu_s`` is this process's CPU time plus that of the
+children it waited for; limits (``limit_s``) are CPU seconds.
 """
 
 from __future__ import annotations

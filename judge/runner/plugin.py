@@ -1,9 +1,17 @@
 """The pytest plugin loaded inside the sandbox: the `observe` and `device` fixtures, per-test
-time limits, and one `test_started` / `observation` / `test_finished` line per event."""
+time limits, and one `test_started` / `observation` / `test_finished` line per event.
+
+Time limits are CPU seconds of this process, so a busy host does not change them: a profiling
+timer (ITIMER_PROF) raises JudgeTimeout in the test at its limit, and a watchdog thread ends
+the process when a test swallowed that and keeps computing. These are the polite way to stop
+a test (the next one still runs); the parent enforces the same limits on the whole process
+tree from its own measurements, and stops a test that waits instead of computing.
+"""
 
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import threading
 import time
@@ -13,7 +21,7 @@ import pytest
 from .errors import JudgeTimeout, describe
 from .events import EventWriter, check_label, now, to_json_data
 
-GRACE_S = 1.0  # after the soft timeout, how long before the watchdog ends the process
+GRACE_S = 1.0  # CPU seconds after the soft timeout before the watchdog ends the process
 
 
 class Session:
@@ -26,7 +34,8 @@ class Session:
     default_limit: float = 60.0
     current: str | None = None
     started_at: float = 0.0
-    deadline: float | None = None  # for the watchdog (monotonic), None when no test runs
+    cpu_at_start: float = 0.0
+    deadline: float | None = None  # for the watchdog (cpu_now()), None when no test runs
     count = 0
 
 
@@ -74,34 +83,42 @@ def device():
 
 # ---- timers -------------------------------------------------------------------------------
 
-def _on_alarm(signum, frame):
-    raise JudgeTimeout(f"the test ran longer than its time limit ({limit_for(S.current or '')}s)")
+def cpu_now() -> float:
+    """CPU seconds of this process (every thread) and of the children it has waited for."""
+    children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.process_time() + children.ru_utime + children.ru_stime
+
+
+def _on_timer(signum, frame):
+    raise JudgeTimeout("the test used more CPU time than its limit "
+                       f"({limit_for(S.current or '')}s)")
 
 
 def _watchdog() -> None:
     while True:
         time.sleep(0.05)
         deadline, name = S.deadline, S.current
-        if deadline is not None and name is not None and time.monotonic() > deadline:
+        if deadline is not None and name is not None and cpu_now() > deadline:
             S.writer.emit("test_finished", wait=0.5, test=name, outcome="timeout", phase="call",
                           kind="timeout", exc_type="JudgeTimeout", message="time limit exceeded",
                           line=None, where=None, traceback="",
-                          duration_s=round(now() - S.started_at, 6))
+                          duration_s=round(now() - S.started_at, 6),
+                          cpu_s=round(cpu_now() - S.cpu_at_start, 6))
             os._exit(124)
 
 
 def start_watchdog() -> None:
-    signal.signal(signal.SIGALRM, _on_alarm)
+    signal.signal(signal.SIGPROF, _on_timer)
     threading.Thread(target=_watchdog, name="judge-watchdog", daemon=True).start()
 
 
 def arm(limit: float) -> None:
-    S.deadline = time.monotonic() + limit + GRACE_S
-    signal.setitimer(signal.ITIMER_REAL, limit)
+    S.deadline = cpu_now() + limit + GRACE_S
+    signal.setitimer(signal.ITIMER_PROF, limit)
 
 
 def disarm() -> None:
-    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.setitimer(signal.ITIMER_PROF, 0)
     S.deadline = None
 
 
@@ -140,7 +157,7 @@ _STATE = pytest.StashKey[dict]()
 def pytest_runtest_protocol(item, nextitem):
     name = test_name(item)
     limit = limit_for(name)
-    S.current, S.started_at = name, now()
+    S.current, S.started_at, S.cpu_at_start = name, now(), cpu_now()
     S.writer.emit("test_started", test=name, t=S.started_at, limit_s=limit)
     arm(limit)
     try:
@@ -148,16 +165,17 @@ def pytest_runtest_protocol(item, nextitem):
     finally:
         disarm()
         duration = now() - S.started_at
+        cpu = round(cpu_now() - S.cpu_at_start, 6)
         state = item.stash.get(_STATE, {"failure": None, "skipped": False})
         failure = state["failure"]
         if failure is not None:
             outcome = {"timeout": "timeout", "memory": "memory"}.get(
                 failure["kind"], "failed" if failure["phase"] == "call" else "error")
             S.writer.emit("test_finished", test=name, outcome=outcome,
-                          duration_s=round(duration, 6), **failure)
+                          duration_s=round(duration, 6), cpu_s=cpu, **failure)
         else:
             S.writer.emit("test_finished", test=name,
                           outcome="skipped" if state["skipped"] else "passed",
-                          duration_s=round(duration, 6))
+                          duration_s=round(duration, 6), cpu_s=cpu)
         S.current = None
         S.count += 1

@@ -179,6 +179,15 @@ class RunGroup:
              or next(iter(self.dirs.values()), None))
         return [int(x) for x in _read(f"{d}/cgroup.procs").split()] if d else []
 
+    def tasks(self) -> list[int]:
+        """Every thread in the group (run-queue delay is kept per thread, not per process)."""
+        if self.hierarchy.version == "v2":
+            path = f"{self.dirs['']}/cgroup.threads"
+        else:
+            d = self.dirs.get("cpuacct") or self.dirs.get("memory")
+            path = f"{d}/tasks" if d else ""
+        return [int(x) for x in _read(path).split()] if path else []
+
     def kill(self) -> bool:
         """SIGKILL everything in the group; True when it is empty."""
         d = self.dirs.get("")

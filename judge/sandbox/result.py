@@ -21,6 +21,7 @@ class SandboxResult:
     stderr: bytes
     wall_s: float
     cpu_s: float | None              # the tree's CPU time (cgroup) or the reaped children's
+    wait_s: float | None = None      # how long the tree was held back by a busy CPU (usage.py)
     timed_out: bool = False
     timeout_kind: str | None = None  # "wall" | "cpu"
     memory_exceeded: bool = False

@@ -8,7 +8,8 @@ How a run goes (Linux, as root, bwrap available):
    the gate execs bwrap, which execs the command. Everything the submission ever starts is
    therefore inside the limits from its first instruction, without a pre-exec Python hook
    (unsafe in a threaded parent) and without a second Python start;
-4. the parent reads stdout/stderr with a cap and watches the clocks (watch);
+4. the parent reads stdout/stderr with a cap and watches the clocks (watch): the tree's CPU
+   time and run-queue wait (usage), and whatever a caller's ``monitor`` adds;
 5. at the end it kills what is left: bwrap (its pid namespace dies with it), the cgroup, and
    every process of the slot's uid, and removes the cgroups.
 """
@@ -27,6 +28,7 @@ from .layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
 from .limits import Limits
 from .result import SandboxResult, classify
 from .paths import check_reachable, normalize_binds
+from .usage import TreeMeter
 from .watch import watch
 
 GATE = 'IFS= read -r go || exit 125; [ "$go" = go ] || exit 125; unset PWD OLDPWD; ' \
@@ -46,12 +48,14 @@ class SandboxError(RuntimeError):
 def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str] = (),
                   scratch: str | None = None, env: dict[str, str] | None = None,
                   limits: Limits | None = None, device: str = "cpu", *,
-                  isolation: str = "auto") -> SandboxResult:
+                  isolation: str = "auto", monitor=None) -> SandboxResult:
     """Run ``argv`` with ``scratch`` as cwd and only writable place; see the module doc.
 
     ``ro_binds``: (host_path, inside_path) pairs or plain paths (same path inside). Without
     bwrap nothing is hidden, and a bind cannot move a path: use the same path inside.
     ``isolation``: "auto" (the best that works), or "bwrap" / "unshare" / "none" to force one.
+    ``monitor``: called with a ``Usage`` about every 50 ms while the command runs; it returns
+    None, or "cpu" / "wall" to stop the run (``result.timeout_kind`` is then that word).
     """
     limits = limits or Limits()
     if not argv:
@@ -85,7 +89,7 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
             if problem:
                 raise SandboxError(problem)
         return _run(argv, probe, mode, acct, scratch, binds, child_env, limits, device,
-                    warnings)
+                    warnings, monitor)
 
 
 def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) -> dict:
@@ -101,7 +105,7 @@ def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) ->
 
 
 def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, device,
-         warnings) -> SandboxResult:
+         warnings, monitor) -> SandboxResult:
     layers = dict(probe.layers)
     hardened = acct.dropped and accounts.drop_prefix(acct, harden=True) is not None
     layers.update(mode_layers(mode, hardened, probe.bwrap_features), mode=mode,
@@ -152,10 +156,12 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
         os.write(gate_w, b"go\n")
         _close(gate_w, fds)
         start = time.monotonic()
+        meter = TreeMeter(proc.pid, group, start)
         w = watch(proc.pid, out_r, err_r, deadline=start + limits.wall_s,
-                  cap=limits.output_bytes, cpu_limit_s=limits.cpu_s,
-                  tree_cpu_s=group.cpu_s if group else None)
+                  cap=limits.output_bytes, cpu_limit_s=limits.cpu_s, meter=meter,
+                  monitor=monitor)
         if w.status is None:  # still running: stopped by a limit
+            w.usage = meter.sample()
             _kill(proc.pid)
             _, w.status, w.rusage = os.wait4(proc.pid, 0)
         proc.returncode = 0  # reaped by us: keep Popen from ever waiting on a recycled pid
@@ -179,11 +185,15 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
         warnings.append("some processes of the run could not be killed")
     res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
                         mode=mode, uid=acct.uid if acct.dropped else None,
-                        max_memory_bytes=peak, warnings=warnings)
+                        max_memory_bytes=peak, warnings=warnings,
+                        wait_s=w.usage.wait_s if w.usage else None)
     # Without a cgroup: the CPU time of the tree as far as it was reaped (each wrapper waits
-    # for its child, so the command's time is in it; orphans killed at the end are not).
-    if res.cpu_s is None and w.rusage is not None:
-        res.cpu_s = w.rusage.ru_utime + w.rusage.ru_stime
+    # for its child, so the command's time is in it; orphans killed at the end are not), or
+    # as last sampled, whichever saw more.
+    if res.cpu_s is None:
+        seen = [w.rusage.ru_utime + w.rusage.ru_stime] if w.rusage is not None else []
+        seen += [w.usage.cpu_s] if w.usage and w.usage.cpu_s is not None else []
+        res.cpu_s = max(seen, default=None)
     classify(res, w.status, w.stop, mode, limits, bool(oom), bool(hit_limit))
     res.layers = layers
     res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]

@@ -3,8 +3,12 @@
 One thread, one selector over stdout, stderr and (on Linux) a pidfd that becomes readable
 when the child exits. The loop stops at the first of: the child exited and its pipes are
 closed; the wall-clock deadline; more output than allowed (the parent stops reading, so its
-memory stays bounded by the cap); the tree's CPU time (from the cgroup, when there is one)
-past the limit. The caller then kills whatever is left.
+memory stays bounded by the cap); the tree's CPU time past the limit; the caller's monitor
+asking for a stop. The caller then kills whatever is left.
+
+The monitor is how a caller enforces limits of its own on parts of a run (the judge's per-test
+CPU limits): it is called every POLL_S with the tree's usage and returns None, or why to stop
+("cpu" or "wall"). It runs on this thread, so it must be quick.
 """
 
 from __future__ import annotations
@@ -15,9 +19,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from .usage import TreeMeter, Usage
+
 CHUNK = 65536
 EXIT_GRACE_S = 0.2   # pipes still open this long after the child exited: leftovers hold them
-CPU_POLL_S = 0.25
+CPU_POLL_S = 0.25    # without a monitor: only the whole run's CPU limit is checked
+POLL_S = 0.05        # with one: it also reads the child's progress, so look more often
 
 
 @dataclass
@@ -27,6 +34,7 @@ class Watch:
     stop: str | None = None          # "wall" | "cpu" | "output" | None (the child exited)
     status: int | None = None        # from wait4, when the child was reaped inside the loop
     rusage: object | None = None
+    usage: Usage | None = None       # the last sample taken
 
 
 def _reap(pid: int, w: Watch) -> bool:
@@ -41,8 +49,8 @@ def _reap(pid: int, w: Watch) -> bool:
 
 
 def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
-          cpu_limit_s: float | None = None,
-          tree_cpu_s: Callable[[], float | None] | None = None) -> Watch:
+          cpu_limit_s: float | None = None, meter: TreeMeter | None = None,
+          monitor: Callable[[Usage], str | None] | None = None) -> Watch:
     """Run the loop described above. The caller closes ``out_fd`` and ``err_fd``."""
     w = Watch()
     sel = selectors.DefaultSelector()
@@ -61,8 +69,9 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
     total = 0
     exited = False
     exited_at = 0.0
-    next_cpu = time.monotonic() + CPU_POLL_S
-    poll_cpu = cpu_limit_s is not None and tree_cpu_s is not None
+    poll_s = POLL_S if monitor else CPU_POLL_S
+    next_cpu = time.monotonic() + poll_s
+    poll_cpu = meter is not None and (cpu_limit_s is not None or monitor is not None)
 
     try:
         while True:
@@ -102,11 +111,16 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
                 exited, exited_at = True, time.monotonic()
             if exited and (not open_pipes or time.monotonic() >= exited_at + EXIT_GRACE_S):
                 break
-            if poll_cpu and time.monotonic() >= next_cpu:
-                next_cpu = time.monotonic() + CPU_POLL_S
-                used = tree_cpu_s()
-                if used is not None and used > cpu_limit_s + 0.5:
+            if poll_cpu and not exited and time.monotonic() >= next_cpu:
+                next_cpu = time.monotonic() + poll_s
+                w.usage = meter.sample()
+                used = w.usage.cpu_s
+                if cpu_limit_s is not None and used is not None and used > cpu_limit_s + 0.5:
                     w.stop = "cpu"
+                    break
+                why = monitor(w.usage) if monitor else None
+                if why:
+                    w.stop = "cpu" if why == "cpu" else "wall"
                     break
     finally:
         sel.close()
