@@ -26,6 +26,7 @@ from .judging import Context, Redactor, compile_error, judge_test
 from .problem import SUITES, Problem, load_problem
 from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from .report import Failure, Report, TestResult
+from .runner.errors import describe_syntax_error
 from .suite_run import run_suite
 from .verdict import Verdict, overall
 from .view import View
@@ -184,14 +185,12 @@ class _Grading:
         except UnicodeEncodeError as e:
             return {"exc_type": "UnicodeError", "line": None, "traceback": None,
                     "message": f"the file is not valid UTF-8 text: {e.reason}"}
+        # This interpreter's own parser is the truth (the sandboxed children run it too);
+        # the page checks against the same version, see env.grading_python().
         try:
             compile(self.source, f"{self.problem.module}.py", "exec", dont_inherit=True)
         except SyntaxError as e:
-            text = (e.text or "").strip()
-            return {"exc_type": type(e).__name__, "line": e.lineno,
-                    "message": f"{e.msg} (line {e.lineno})",
-                    "traceback": f'  File "{self.problem.module}.py", line {e.lineno}\n'
-                                 f"    {text}\n{type(e).__name__}: {e.msg}"}
+            return describe_syntax_error(e, f"{self.problem.module}.py")
         except ValueError as e:  # e.g. a NUL byte in the source
             return {"exc_type": "ValueError", "line": None, "message": str(e), "traceback": None}
         return None
