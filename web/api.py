@@ -7,18 +7,24 @@ import hashlib
 import json
 import time
 from datetime import timedelta
+from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field, ValidationError
 from sqlalchemy import func, select
 
 from .db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
+from .edge import MAX_ROW_ID
 from .errors import ERROR_SCHEMA, ApiError
-from .identity import current_visitor, get_or_create_visitor, new_token
+from .identity import current_visitor, get_or_create_visitor, new_token, token_hash
+from .throttle import client_address
 
 router = APIRouter(prefix="/api")
+
+# A row id in a path: bounded, so that no number reaches the database as an overflow.
+RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]
 
 
 # ---------------------------------------------------------------- models (for validation + docs)
@@ -92,6 +98,8 @@ async def _json_body(request: Request, model: type[BaseModel], limit: int) -> Ba
     except json.JSONDecodeError as exc:
         raise ApiError(400, "bad_json", f"the body is not valid JSON: {exc.msg} at line "
                        f"{exc.lineno} column {exc.colno}") from None
+    except RecursionError:
+        raise ApiError(400, "bad_json", "the body's JSON is nested too deeply") from None
     if not isinstance(data, dict):
         raise ApiError(422, "invalid_request", "the body must be a JSON object")
     try:
@@ -125,11 +133,15 @@ def submission_json(ctx, s, sub: Submission, with_code: bool = True) -> dict:
 
 
 def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
-    from .identity import find_visitor, instructor_ok, request_token
+    """The submission, if this request may see it; looked up in the caller's session `s` (a
+    second session per request would need two pooled connections per streaming client)."""
+    from .identity import instructor_ok, request_token
     sub = s.get(Submission, sid)
     if sub is not None and instructor_ok(request):
         return sub
-    visitor = find_visitor(ctx.db, request_token(request))
+    token = request_token(request)
+    visitor = (s.scalar(select(Visitor).where(Visitor.token_hash == token_hash(token)))
+               if token else None)
     if sub is None or visitor is None or sub.visitor_id != visitor.id or \
             (sub.kind or LIVE) != LIVE:  # regrade jobs stay hidden until approved
         raise ApiError(404, "submission_not_found",
@@ -196,12 +208,21 @@ async def create_submission(request: Request) -> JSONResponse:
     if problem is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{body.problem}'; "
                        "GET /api/problems lists them")
-    size = len(body.code.encode("utf-8"))
+    try:
+        size = len(body.code.encode("utf-8"))
+    except UnicodeEncodeError as exc:
+        raise ApiError(422, "bad_code", "the code is not valid Unicode text (an unpaired "
+                       f"surrogate at character {exc.start})") from None
     if size > st.max_code_bytes:
         raise ApiError(413, "code_too_large", f"the code is {size} bytes; the limit is "
                        f"{st.max_code_bytes} bytes")
     if not body.code.strip():
         raise ApiError(422, "empty_code", "the code is empty")
+    wait = ctx.limits.submissions_by_address.hit(client_address(request))
+    if wait is not None:
+        raise ApiError(429, "rate_limited_address", f"at most {st.rate_limit_per_address} "
+                       f"submissions per {int(st.rate_limit_window_s)} s from one address; try "
+                       f"again in {int(wait) + 1} s", headers={"Retry-After": str(int(wait) + 1)})
     visitor = await anyio.to_thread.run_sync(current_visitor, request)
     # A problem that needs a GPU goes to the GPU workers' queue (distributed mode only: the
     # embedded workers take every job).
@@ -216,6 +237,13 @@ async def create_submission(request: Request) -> JSONResponse:
                 raise ApiError(429, "too_many_queued", f"you already have {active} submissions "
                                f"waiting or being graded (at most {st.max_queued_per_visitor}); "
                                "wait for one to finish", headers={"Retry-After": "5"})
+            waiting = s.scalar(select(func.count()).select_from(Submission).where(
+                Submission.problem_id == problem.id, Submission.kind == LIVE,
+                Submission.status == QUEUED))
+            if waiting >= st.max_queued_per_problem:
+                raise ApiError(429, "queue_full", f"{waiting} submissions of this problem are "
+                               "waiting to be graded; try again in a minute",
+                               headers={"Retry-After": "60"})
             since = utcnow() - timedelta(seconds=st.rate_limit_window_s)
             recent = list(s.scalars(select(Submission.created_at).where(
                 Submission.visitor_id == visitor.id, Submission.kind == LIVE,
@@ -268,7 +296,7 @@ def my_submissions(request: Request, problem: str | None = None, limit: int = 50
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut,
             summary="A submission's state and, once done, its Report", tags=["submissions"],
             responses=_errors(404))
-def get_submission(request: Request, submission_id: int) -> dict:
+def get_submission(request: Request, submission_id: RowId) -> dict:
     ctx = _ctx(request)
     with ctx.db.session() as s:
         sub = _own_submission(ctx, s, request, submission_id)
@@ -279,22 +307,28 @@ def get_submission(request: Request, submission_id: int) -> dict:
             tags=["submissions"], responses={200: {"content": {"text/event-stream": {}},
                                                    "description": "event stream"},
                                              **_errors(404)})
-async def submission_events(request: Request, submission_id: int) -> StreamingResponse:
+async def submission_events(request: Request, submission_id: RowId) -> StreamingResponse:
     """Events: `queued` (with queue_position), `position` (when it changes), `running`,
     `suite_started`, `test_started`, `test_finished` (test, verdict, time_s), `suite_finished`,
     `requeued` (the worker died; it will be graded again), and `done` (verdict, score), after
     which the stream ends. Each event's `id` can be sent back as `Last-Event-ID` to resume."""
     ctx = _ctx(request)
 
-    def check():
+    def check() -> str:
         with ctx.db.session() as s:
-            _own_submission(ctx, s, request, submission_id)
-    await anyio.to_thread.run_sync(check)
-    try:
-        last_id = int(request.headers.get("last-event-id") or request.query_params.get("after")
-                      or 0)
-    except ValueError:
-        last_id = 0
+            return str(_own_submission(ctx, s, request, submission_id).visitor_id)
+    owner = await anyio.to_thread.run_sync(check)
+    raw = (request.headers.get("last-event-id") or request.query_params.get("after") or "0")
+    last_id = int(raw) if raw.isdigit() and len(raw) <= 10 else 0
+    last_id = min(last_id, MAX_ROW_ID)
+    address = client_address(request)
+    slots = ctx.limits.streams
+    refused = slots.try_open(owner, address)
+    if refused is not None:
+        limit = slots.per_visitor if refused == "visitor" else slots.per_address
+        raise ApiError(429, "too_many_streams", f"at most {limit} event streams at once per "
+                       f"{refused}; close another tab or poll GET /api/submissions/"
+                       f"{submission_id}", headers={"Retry-After": "5"})
 
     def poll(after: int):
         with ctx.db.session() as s:
@@ -307,6 +341,13 @@ async def submission_events(request: Request, submission_id: int) -> StreamingRe
                     ctx.db.queue_position(s, sub))
 
     async def stream():
+        try:
+            async for chunk in events():
+                yield chunk
+        finally:
+            slots.close(owner, address)
+
+    async def events():
         nonlocal last_id
         yield "retry: 2000\n\n"
         sent_position = None

@@ -31,11 +31,13 @@ from .db import Database
 from .errors import install_error_handlers
 from .expectations import Expectations
 from .grading import Grader, judge_grader
+from .edge import EdgeGuard
 from .identity import VisitorCookieMiddleware
 from .jobs import JobSystem
 from .pages import render_error_page, router as pages_router
 from .problems import Catalog
 from .settings import BUILD_COMMAND, STATIC_DIR, Settings
+from .throttle import ClientLimits
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ class AppContext:
     jobs: JobSystem
     checks: ProblemChecks
     build: dict = field(default_factory=dict)
+    limits: ClientLimits | None = None
 
 
 def front_end_build(static_dir=STATIC_DIR) -> dict:
@@ -138,7 +141,8 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     jobs = JobSystem(settings, db, catalog, grader or judge_grader)
     ctx = AppContext(settings=settings, db=db, catalog=catalog,
                      expectations=Expectations(settings), jobs=jobs,
-                     checks=ProblemChecks(settings), build=front_end_build())
+                     checks=ProblemChecks(settings), build=front_end_build(),
+                     limits=ClientLimits(settings))
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
@@ -171,6 +175,8 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
     app.add_middleware(VisitorCookieMiddleware, secure=settings.cookie_secure)
     app.add_middleware(_StaticHeadersAndGzip)
+    # Outermost: a refused request costs nothing further down.
+    app.add_middleware(EdgeGuard, settings=settings)
     return app
 
 

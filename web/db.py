@@ -150,17 +150,28 @@ def engine_url(url: str) -> str:
     return url
 
 
+# Threads that run blocking request work (anyio's default thread limiter) and so may each hold
+# one database connection at a time.
+THREAD_POOL_SIZE = 40
+
+
 class Database:
     def __init__(self, url: str):
         self.url = url = engine_url(url)
         kwargs: dict = {}
-        if url.startswith("sqlite"):
-            path = url.split("///", 1)[-1]
+        sqlite = url.startswith("sqlite")
+        path = url.split("///", 1)[1] if sqlite and "///" in url else ""
+        if sqlite:
             if path and path != ":memory:":
                 Path(path).parent.mkdir(parents=True, exist_ok=True)
             kwargs["connect_args"] = {"check_same_thread": False, "timeout": 30}
-        else:  # a server: survive its restarts, and leave room for the event streams' polls
-            kwargs.update(pool_pre_ping=True, pool_size=10, max_overflow=30, pool_recycle=1800)
+        # One connection per worker thread of the server (anyio's default limit is 40), so that
+        # no request waits for a pooled connection behind the event streams' polls.
+        if sqlite and path and path != ":memory:":
+            kwargs.update(pool_size=THREAD_POOL_SIZE, max_overflow=0)
+        elif not sqlite:  # a database server: also survive its restarts
+            kwargs.update(pool_pre_ping=True, pool_size=THREAD_POOL_SIZE, max_overflow=0,
+                          pool_recycle=1800)
         self.engine = create_engine(url, **kwargs)
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)

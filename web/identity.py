@@ -89,10 +89,33 @@ def current_visitor(request: Request, create: bool = True) -> Visitor | None:
     return get_or_create_visitor(db, token) if create else find_visitor(db, token)
 
 
+def instructor_token_matches(request: Request, given: str) -> bool:
+    """Whether `given` is the instructor token. Wrong guesses from one client address are
+    throttled (after a few, each must wait twice as long as the last: 429 with Retry-After)."""
+    ctx = request.app.state.ctx
+    token = ctx.settings.instructor_token
+    if not token:
+        return False
+    guesses = ctx.limits.instructor_guesses if ctx.limits else None
+    key = request.client.host if request.client else "unknown"
+    wait = guesses.wait_s(key) if guesses else 0.0
+    if wait > 0:
+        raise ApiError(429, "too_many_wrong_tokens", "too many wrong instructor tokens from "
+                       f"this address; try again in {int(wait) + 1} s",
+                       headers={"Retry-After": str(int(wait) + 1)})
+    ok = hmac.compare_digest(given.encode(), token.encode())
+    if guesses:
+        (guesses.succeeded if ok else guesses.failed)(key)
+    return ok
+
+
+def _given_instructor_token(request: Request) -> str | None:
+    return request.headers.get(INSTRUCTOR_HEADER) or request.cookies.get(INSTRUCTOR_COOKIE)
+
+
 def instructor_ok(request: Request) -> bool:
-    token = request.app.state.ctx.settings.instructor_token
-    given = request.headers.get(INSTRUCTOR_HEADER) or request.cookies.get(INSTRUCTOR_COOKIE)
-    return bool(token and given and hmac.compare_digest(given.encode(), token.encode()))
+    given = _given_instructor_token(request)
+    return bool(given) and instructor_token_matches(request, given)
 
 
 def require_instructor(request: Request) -> None:
@@ -100,11 +123,11 @@ def require_instructor(request: Request) -> None:
     if not token:
         raise ApiError(403, "instructor_disabled", "instructor access is off on this server: "
                        "start it with KVPRACTICE_INSTRUCTOR_TOKEN set")
-    given = request.headers.get(INSTRUCTOR_HEADER) or request.cookies.get(INSTRUCTOR_COOKIE)
+    given = _given_instructor_token(request)
     if not given:
         raise ApiError(401, "instructor_token_missing",
                        f"send the instructor token in the {INSTRUCTOR_HEADER} header")
-    if not hmac.compare_digest(given.encode(), token.encode()):
+    if not instructor_token_matches(request, given):
         raise ApiError(403, "instructor_token_wrong", "the instructor token is wrong")
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from fastapi import APIRouter, Request
 from sqlalchemy import func, select
 
-from .api import _errors, _iso, submission_json
+from .api import RowId, _errors, _iso, submission_json
 from .db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
 from .errors import ApiError
 from .identity import require_instructor
@@ -30,7 +30,7 @@ def instructor_overview(request: Request) -> dict:
 
 @router.get("/instructor/submissions/{submission_id}", summary="Any submission, with its code",
             tags=["instructor"], responses=_errors(401, 403, 404))
-def instructor_submission(request: Request, submission_id: int) -> dict:
+def instructor_submission(request: Request, submission_id: RowId) -> dict:
     require_instructor(request)
     ctx = _ctx(request)
     with ctx.db.session() as s:

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
-from .api import _body_doc, _errors, _json_body
+from .api import RowId, _body_doc, _errors, _json_body
 from .db import LIVE_PRIORITY, PARITY, QUEUED, Submission
 from .errors import ApiError
 from .identity import instructor_ok, require_instructor
@@ -77,7 +77,7 @@ async def start_regrade(request: Request) -> dict:
 
 @router.get("/api/instructor/regrades/{regrade_id}", summary="A regrade's per-student diff",
             tags=["instructor"], responses=_errors(401, 403, 404))
-def get_regrade(request: Request, regrade_id: int) -> dict:
+def get_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
     return _call(regrades.summary, _ctx(request).db, regrade_id)
 
@@ -85,14 +85,14 @@ def get_regrade(request: Request, regrade_id: int) -> dict:
 @router.post("/api/instructor/regrades/{regrade_id}/approve", tags=["instructor"],
              summary="Show the regrade's results to the students", responses=_errors(401, 403,
                                                                                       404, 409))
-def approve_regrade(request: Request, regrade_id: int) -> dict:
+def approve_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
     return _call(regrades.approve, _ctx(request).db, regrade_id)
 
 
 @router.post("/api/instructor/regrades/{regrade_id}/discard", tags=["instructor"],
              summary="Drop the regrade's results", responses=_errors(401, 403, 404, 409))
-def discard_regrade(request: Request, regrade_id: int) -> dict:
+def discard_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
     return _call(regrades.discard, _ctx(request).db, regrade_id)
 
@@ -142,7 +142,7 @@ async def start_parity(request: Request) -> dict:
 
 
 @router.post("/instructor/regrades/{regrade_id}/{action}", include_in_schema=False)
-def regrade_form(request: Request, regrade_id: int, action: str):
+def regrade_form(request: Request, regrade_id: RowId, action: str):
     if instructor_ok(request) and action in ("approve", "discard"):
         fn = regrades.approve if action == "approve" else regrades.discard
         try:

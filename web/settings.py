@@ -36,6 +36,13 @@ class Settings:
     rate_limit_count: int = 10          # submissions per visitor ...
     rate_limit_window_s: float = 60.0   # ... per this many seconds
     max_queued_per_visitor: int = 3     # queued or running at once
+    # Tokens cost nothing to make, so the same limits hold per client address too (generous: a
+    # classroom may share one address), and the queue of one problem has a ceiling.
+    rate_limit_per_address: int = 60    # submissions per address per rate_limit_window_s
+    max_queued_per_problem: int = 500   # students' submissions waiting for one problem
+    # Event streams held open at once.
+    max_streams_per_visitor: int = 8
+    max_streams_per_address: int = 32
 
     # Job leases: a running job's lease is renewed every heartbeat_s; one not renewed for
     # lease_s is considered dead and re-queued. After max_attempts starts it gets an IE report.

@@ -13,14 +13,15 @@ server is configured with (`judge serve --worker-token`, or $KVPRACTICE_WORKER_T
 
 from __future__ import annotations
 
-import hmac
 from typing import Literal
 
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from .api import RowId
 from .db import WorkerRow
+from .edge import worker_token_refusal
 from .errors import ApiError
 from .job_runner import store_result, take_job
 from . import workers
@@ -35,15 +36,12 @@ def _ctx(request: Request):
 
 
 def require_worker(request: Request) -> None:
-    token = _ctx(request).settings.worker_token
-    if not token:
-        raise ApiError(403, "workers_disabled", "this server takes no remote workers: start it "
-                       "with --worker-token (or $KVPRACTICE_WORKER_TOKEN)")
-    given = request.headers.get(WORKER_HEADER)
-    if not given:
-        raise ApiError(401, "worker_token_missing", f"send the worker token in {WORKER_HEADER}")
-    if not hmac.compare_digest(given.encode(), token.encode()):
-        raise ApiError(403, "worker_token_wrong", "the worker token is wrong")
+    # The edge (web.edge) already refused a wrong token before the body was read; checked again
+    # here so that a route never depends on the middleware being installed.
+    refusal = worker_token_refusal(_ctx(request).settings.worker_token,
+                                   request.headers.get(WORKER_HEADER))
+    if refusal is not None:
+        raise ApiError(*refusal)
 
 
 class RegisterIn(BaseModel):
@@ -119,7 +117,7 @@ def stopped(request: Request, body: WorkersIn) -> dict:
 
 
 @router.post("/jobs/{submission_id}/claim", summary="Take a queued submission")
-def claim(request: Request, submission_id: int, body: ClaimIn) -> dict:
+def claim(request: Request, submission_id: RowId, body: ClaimIn) -> dict:
     """`outcome`: claimed (with the code and the lease owner to quote later), skipped (it is
     done, someone else holds it, or it needs another device) or gave-up."""
     require_worker(request)
@@ -137,14 +135,14 @@ def claim(request: Request, submission_id: int, body: ClaimIn) -> dict:
 
 
 @router.post("/jobs/{submission_id}/lease", summary="Renew the lease of a job being graded")
-def renew(request: Request, submission_id: int, body: LeaseIn) -> dict:
+def renew(request: Request, submission_id: RowId, body: LeaseIn) -> dict:
     require_worker(request)
     ctx = _ctx(request)
     return {"held": ctx.db.renew(submission_id, body.owner, ctx.settings.lease_s)}
 
 
 @router.post("/jobs/{submission_id}/events", summary="Progress events of a job being graded")
-def events(request: Request, submission_id: int, body: EventsIn) -> dict:
+def events(request: Request, submission_id: RowId, body: EventsIn) -> dict:
     require_worker(request)
     db = _ctx(request).db
     if not db.holds(submission_id, body.owner):
@@ -159,7 +157,7 @@ def events(request: Request, submission_id: int, body: EventsIn) -> dict:
 
 
 @router.post("/jobs/{submission_id}/result", summary="The Report of a job (stored once)")
-def result(request: Request, submission_id: int, body: ResultIn) -> dict:
+def result(request: Request, submission_id: RowId, body: ResultIn) -> dict:
     require_worker(request)
     verdict = body.report.get("verdict")
     if verdict not in VERDICTS:
