@@ -16,7 +16,7 @@ The runner is untrusted, so it only says *when* a phase changes; the CPU time ch
 phase is the parent's own measurement of the whole tree (sandbox.usage). A lying runner can at
 most move CPU time from one of its phases to another, each of which is limited, and the run
 as a whole is limited too. What the runner reports about its own CPU time is used only for
-display, and never shown larger than the parent's measurement.
+display (it is finer grained), kept within the bounds the parent's own samples allow.
 
 The runner stops a test itself at its limit (the test is TLE and the next one runs); the
 parent stops the whole run at the limit plus GRACE_S, for a test that swallows its timeout.
@@ -105,10 +105,6 @@ class Stop:
     used: PhaseUse
     limit_s: float
 
-    @property
-    def is_test(self) -> bool:
-        return self.phase not in ("import", "gap")
-
 
 @dataclass
 class _Open:
@@ -167,10 +163,6 @@ class PhaseClock:
         """The run is over; `u` is its last usage."""
         self._switch(None, None, u)
         self.last = u
-
-    @property
-    def open_phase(self) -> str | None:
-        return self._open.name
 
     def over_limit(self, node: str) -> bool:
         """The parent measured more CPU time for this test than its limit allows, whatever

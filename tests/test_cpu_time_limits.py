@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from judge import grade, load_problem
 from judge.clock import (GRACE_S, PhaseClock, PhaseUse, TimeLimits, cpu_limit, shown_cpu_s,
                          wall_net)
 from judge.reference_cache import ReferenceCache, get_reference
-from judge.sandbox.usage import Usage
+from judge.sandbox.usage import TreeMeter, Usage
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -281,6 +282,25 @@ def test_the_childs_cpu_figure_is_kept_within_the_parents_bounds():
     assert shown_cpu_s(50.0, use) == 1.1
     assert shown_cpu_s(None, use) == 1.0
     assert shown_cpu_s(0.5, None) is None
+
+
+def test_the_meter_counts_the_whole_tree_without_a_cgroup_too():
+    # a grandchild burns 0.5 s of CPU time while its parent, the process we hold, sleeps
+    code = ("import os, time\nif os.fork() == 0:\n    t = time.process_time()\n"
+            "    while time.process_time() - t < 0.5:\n        pass\n    os._exit(0)\n"
+            "time.sleep(600)\n")
+    proc = subprocess.Popen([sys.executable, "-c", code])
+    try:
+        meter = TreeMeter(proc.pid)   # no cgroup: /proc
+        for _ in range(1200):         # up to a minute on a very busy host
+            u = meter.sample()
+            if u.cpu_s >= 0.5:
+                break
+            time.sleep(0.05)
+        assert u.cpu_s >= 0.5 and u.wait_s >= 0.0
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def test_reference_times_are_cpu_times_in_a_new_cache_schema(busy, cache, tmp_path):
