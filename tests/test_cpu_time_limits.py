@@ -223,15 +223,23 @@ def _ref(cache, problem):
     return suite, {t["name"]: t for t in suite["tests"]}
 
 
-def test_sleeping_forever_is_stopped_by_the_wall_net_twice_and_says_so(busy, cache):
-    d, _ = graded(busy, cache, looping("sleep"), suite="public")
-    t = by_name(d)["public/test_count.py::test_busy"]
+@pytest.mark.parametrize("where", ["test", "import"])
+def test_sleeping_forever_is_stopped_by_the_wall_net_twice_and_says_so(busy, cache, where):
+    source = looping("sleep") if where == "test" else \
+        REFERENCE + "\nimport time\ntime.sleep(10_000)\n"
+    d, _ = graded(busy, cache, source, suite="public")
+    victim = "test_busy" if where == "test" else "test_example_small"
+    t = by_name(d)[f"public/test_count.py::{victim}"]
     assert d["verdict"] == "TLE" and t["verdict"] == "TLE"
     msg = t["failure"]["message"]
     assert "wall-clock safety net" in msg and "both runs" in msg and "waiting" in msg, msg
+    assert ("importing your module" in msg) == (where == "import")
     assert d["timings"]["phases"]["public"]["runs"] == 2
-    assert t["time_s"] < 0.5  # it used (almost) no CPU time
-    assert by_name(d)["public/test_count.py::test_example_small"]["verdict"] == "AC"
+    if where == "test":
+        assert t["time_s"] < 0.5  # it used (almost) no CPU time
+        assert by_name(d)["public/test_count.py::test_example_small"]["verdict"] == "AC"
+    else:
+        assert by_name(d)["public/test_count.py::test_busy"]["verdict"] == "NR"
 
 
 # ---- the parent's clock, on its own -------------------------------------------------------
