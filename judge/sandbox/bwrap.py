@@ -18,6 +18,7 @@ from __future__ import annotations
 import glob
 import os
 import shutil
+import site
 import subprocess
 import sys
 from typing import Iterable, Sequence
@@ -56,7 +57,27 @@ def python_roots(argv0: str | None = None) -> list[str]:
         venv = os.path.dirname(os.path.dirname(argv0))
         if os.path.exists(os.path.join(venv, "pyvenv.cfg")):
             roots.add(venv)
+    roots |= _site_dirs_outside(roots)
     return sorted(r for r in roots if r and r != "/" and not _under(r, "/usr"))
+
+
+def _site_dirs_outside(roots: set[str]) -> set[str]:
+    """Site-packages dirs on sys.path that lie outside every Python install: a venv made by
+    ``scripts/setup.sh --offline`` from a Python that is itself a venv reaches the host's torch
+    through a .pth line naming such a dir, and the child reads the same .pth. Only dirs named
+    like site dirs, so the repository (on sys.path too) stays out of the sandbox; the user
+    site stays out because the child runs with -s."""
+    try:
+        user = site.getusersitepackages()
+    except Exception:
+        user = None
+    out = set()
+    for p in sys.path:
+        if (p and os.path.isabs(p) and os.path.basename(p) in ("site-packages", "dist-packages")
+                and p != user and os.path.isdir(p)
+                and not any(r and _under(p, r) for r in roots)):
+            out.add(p)
+    return out
 
 
 def _under(path: str, root: str) -> bool:
