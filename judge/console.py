@@ -34,6 +34,8 @@ MESSAGES = {
                            "(see the missing layers).",
         "meaning_none": "No isolation beyond resource limits: fine for grading your own code, "
                         "not for grading other people's.",
+        "report_missing": "Sandbox layers missing here: {layers}. Graded anyway, with weaker "
+                          "isolation: fine for your own code (`judge doctor` says why).",
     },
     "zh": {
         "verdict": "结果", "score": "得分", "test": "测试", "time": "用时",
@@ -53,6 +55,8 @@ MESSAGES = {
         "meaning_full": "完整隔离：可以在这里评测他人的提交。",
         "meaning_partial": "可以评测；隔离弱于完整的服务器配置（见缺少的隔离层）。",
         "meaning_none": "除资源限制外没有隔离：适合评测你自己的代码，不适合评测他人的代码。",
+        "report_missing": "本机缺少的沙箱隔离层：{layers}。仍已评测，但隔离较弱：适合评测你自己的代码"
+                          "（原因见 `judge doctor`）。",
     },
 }
 
@@ -198,6 +202,9 @@ def print_report(con: Console, report: dict) -> None:
         con.print()
     if report["verdict"] == "IE":
         con.print(con.c(con.t("internal_error"), "yellow"))
+    missing = (report.get("provenance") or {}).get("missing_layers")
+    if missing:
+        con.print(con.c(con.t("report_missing", layers=", ".join(missing)), "yellow"))
     v = report["verdict"]
     con.print(f"{con.t('verdict')}: {con.verdict(v)} ({verdict_name(v, con.lang)})   "
               f"{con.t('score')}: {report['score'] * 100:.0f}%")

@@ -30,6 +30,41 @@ from pathlib import Path
 
 from .settings import BUILD_COMMAND, Settings
 
+WEAK_SANDBOX_FLAG = "--allow-weak-sandbox"
+
+
+def weak_sandbox_refusal(command: str) -> str | None:
+    """Why this host must not grade other people's code, or None when it may.
+
+    The line is the private filesystem view (bubblewrap): without it a submission runs with
+    the whole host readable to its uid (the problems' hidden tests and references, the
+    worker's token file, other submissions in flight), and the other layers do not make up
+    for that. Local grading of one's own code goes on regardless."""
+    from judge.sandbox import probe_layers
+
+    probe = probe_layers()
+    if probe.layers.get("private_fs"):
+        return None
+    missing = ", ".join(probe.missing) or "private_fs"
+    return (f"judge {command}: refusing to grade submissions here: the sandbox has no private "
+            f"filesystem view ({probe.details.get('bwrap') or probe.details.get('private_fs')})."
+            f"\n  Missing layers: {missing}.\n  A submission would see every file its uid "
+            "can read on this host: the hidden tests, the references, the worker's token, "
+            "other submissions.\n  Install bubblewrap (apt-get install bubblewrap; as root "
+            "it also gets a uid of its own) and check with `judge doctor`.\n  To grade only "
+            f"code you trust (your own, the reference), pass {WEAK_SANDBOX_FLAG}. Local "
+            "practice (`judge grade`, `practice/judge.py test`) works without it.")
+
+
+def _refuse(args, command: str) -> bool:
+    """True (after saying why) when this process would grade others' code on a weak sandbox."""
+    if args.allow_weak_sandbox:
+        return False
+    why = weak_sandbox_refusal(command)
+    if why:
+        print(why, file=sys.stderr)
+    return why is not None
+
 
 def _default_workers() -> int:
     return max(1, (os.cpu_count() or 2) // 2)
@@ -48,6 +83,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--reference", type=Path, help="handbook modules folder "
                    "(default: <repo>/reference)")
     p.add_argument("--grader", help="'module:function' used instead of judge.grade (tests)")
+    p.add_argument(WEAK_SANDBOX_FLAG, action="store_true",
+                   help="grade even where the sandbox has no private filesystem view (no "
+                   "bubblewrap): only for code you trust")
     p.add_argument("--lease-s", type=float, help=argparse.SUPPRESS)
     p.add_argument("--heartbeat-s", type=float, help=argparse.SUPPRESS)
     p.add_argument("--reaper-interval-s", type=float, help=argparse.SUPPRESS)
@@ -87,15 +125,17 @@ def serve(args) -> int:
               file=sys.stderr)
         return 2
     settings = _settings(args)
+    if args.workers is not None:
+        workers = args.workers
+    else:  # distributed: the workers run elsewhere
+        workers = 0 if settings.distributed else _default_workers()
+    if workers > 0 and _refuse(args, "serve"):
+        return 2
     if not args.grader:
         ok, why = judge_available()
         if not ok:
             print(f"warning: the grading core does not import ({why}); submissions will be "
                   "answered IE until it does", file=sys.stderr)
-    if args.workers is not None:
-        workers = args.workers
-    else:  # distributed: the workers run elsewhere
-        workers = 0 if settings.distributed else _default_workers()
     if settings.distributed and not settings.worker_token:
         print("warning: no --worker-token (or $KVPRACTICE_WORKER_TOKEN): workers on other "
               "hosts cannot report results", file=sys.stderr)
@@ -115,6 +155,8 @@ def serve(args) -> int:
 
 
 def worker(args) -> int:
+    if _refuse(args, "worker"):
+        return 2
     if args.server:
         return remote_worker(args)
     from .db import Database
