@@ -59,14 +59,21 @@ if tuple(map(int, re.match(r"(\d+)\.(\d+)", torch.__version__).groups())) < (2, 
     print(f"torch {torch.__version__} (< 2.4)"); sys.exit(3)
 site_dir = os.path.dirname(os.path.dirname(os.path.realpath(torch.__file__)))
 print("\t".join([f"{sys.version_info[0]}.{sys.version_info[1]}", torch.__version__,
-                 str(torch.version.cuda or "none"), site_dir, os.path.realpath(sys.executable)]))'
+                 str(torch.version.cuda or "none"), site_dir, os.path.realpath(sys.executable),
+                 os.path.realpath(sys.prefix)]))'
   local cands=() c info="" tried=()
   if [ -n "$host_py" ]; then cands=("$host_py"); else
     cands=(python3.13 python3.12 python3.11 python3 /usr/bin/python3 /usr/local/bin/python3)
   fi
+  local own_venv
+  own_venv="$(realpath -m .venv)"
   for c in "${cands[@]}"; do
     command -v "$c" >/dev/null 2>&1 || continue
-    if info="$("$c" -c "$probe" 2>/dev/null)"; then host_py="$c"; break; fi
+    if info="$("$c" -c "$probe" 2>/dev/null)"; then
+      # An activated .venv is not the host: it is what gets replaced below.
+      if [ "${info##*$'\t'}" != "$own_venv" ]; then host_py="$c"; break; fi
+      info="this project's .venv, not the host's Python"
+    fi
     tried+=("$c: ${info:-does not run}")
     info=""
   done
@@ -76,8 +83,8 @@ print("\t".join([f"{sys.version_info[0]}.{sys.version_info[1]}", torch.__version
         "this host) into its Python, or name one that has it with --python PY."
     exit 1
   fi
-  local pyver torch_v torch_cuda torch_site py_real
-  IFS=$'\t' read -r pyver torch_v torch_cuda torch_site py_real <<<"$info"
+  local pyver torch_v torch_cuda torch_site py_real py_prefix
+  IFS=$'\t' read -r pyver torch_v torch_cuda torch_site py_real py_prefix <<<"$info"
   local want_py
   want_py="$(sed -n 's/^python=//p' "$wh/wheelhouse.txt")"
   if [ "$want_py" != "$pyver" ]; then

@@ -237,3 +237,23 @@ def test_offline_setup_wants_a_wheelhouse_for_the_hosts_python(world):
     assert f"holds wheels for Python 3.99, but the host's torch is on Python {PY}" in r.stderr
     assert f"--python {PY}" in r.stderr
     assert not (repo / ".venv").exists()
+
+
+def test_offline_setup_does_not_take_its_own_venv_for_the_host(world):
+    # An activated .venv with torch in it would otherwise be chosen, then replaced under itself.
+    wh = _fake_wheelhouse(world / "wheelhouse")
+    repo = world / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy2(ROOT / "scripts" / "setup.sh", repo / "scripts" / "setup.sh")
+    own = repo / ".venv"
+    subprocess.run([sys._base_executable, "-m", "venv", "--without-pip", str(own)], check=True)
+    site = Path(_run([str(own / "bin" / "python"), "-c", "import sysconfig; "
+                      "print(sysconfig.get_path('purelib'))"]).stdout.strip())
+    (site / "torch").mkdir()
+    (site / "torch" / "__init__.py").write_text(
+        "__version__ = '2.13.0+cpu'\nclass version:\n    cuda = None\n")
+    r = _run(["bash", "scripts/setup.sh", "--offline", str(wh), "--python",
+              str(own / "bin" / "python")], cwd=repo, env=_env(), timeout=60)
+    assert r.returncode == 1
+    assert "this project's .venv, not the host's Python" in r.stderr
+    assert (site / "torch" / "__init__.py").exists()
