@@ -48,10 +48,19 @@ def test_worker_refuses_without_a_private_filesystem(weak, tmp_path, capsys):
     assert not list(tmp_path.iterdir())  # refused before opening the database
 
 
+REMOTE = ["worker", "--queue", "redis://127.0.0.1:9/0", "--server", "http://127.0.0.1:9",
+          "--worker-token", "t"]
+
+
 def test_remote_worker_refuses_too(weak, capsys):
-    assert cli.main(["worker", "--queue", "redis://127.0.0.1:9/0",
-                     "--server", "http://127.0.0.1:9"]) == 2
+    assert cli.main(REMOTE) == 2
     assert "refusing to grade submissions" in capsys.readouterr().err
+
+
+def test_usage_errors_come_first(weak, capsys):
+    assert cli.main(["worker", "--server", "http://127.0.0.1:9"]) == 2
+    err = capsys.readouterr().err
+    assert "needs --queue" in err and "refusing" not in err
 
 
 def test_serve_with_grading_workers_refuses(weak, tmp_path, capsys):
@@ -60,12 +69,14 @@ def test_serve_with_grading_workers_refuses(weak, tmp_path, capsys):
     assert "judge serve: refusing to grade submissions here" in capsys.readouterr().err
 
 
-def test_the_override_lets_a_worker_start(weak, capsys):
-    # Past the sandbox check, the next one stops it before anything starts: no --queue.
-    assert cli.main(["worker", "--server", "http://127.0.0.1:9", "--allow-weak-sandbox"]) == 2
+def test_the_override_lets_a_worker_start(weak, monkeypatch, capsys):
+    # Past the sandbox check, the device check stops it before anything starts: no CUDA here.
+    import judge.environment
+    monkeypatch.setattr(judge.environment, "cuda_available", lambda: False)
+    assert cli.main([*REMOTE, "--device", "cuda", "--allow-weak-sandbox"]) == 2
     err = capsys.readouterr().err
     assert "refusing" not in err
-    assert "needs --queue" in err
+    assert "no CUDA device is available" in err
 
 
 def test_full_sandbox_is_not_refused(full):

@@ -155,10 +155,10 @@ def serve(args) -> int:
 
 
 def worker(args) -> int:
-    if _refuse(args, "worker"):
-        return 2
     if args.server:
         return remote_worker(args)
+    if _refuse(args, "worker"):
+        return 2
     from .db import Database
     from .grading import load_grader
     from .jobs import JobSystem
@@ -199,6 +199,8 @@ def remote_worker(args) -> int:
     if not token:
         print("a remote worker needs the server's worker token: $KVPRACTICE_WORKER_TOKEN, "
               "--worker-token-file FILE or --worker-token T", file=sys.stderr)
+        return 2
+    if _refuse(args, "worker"):  # after the usage errors, before any grading is prepared
         return 2
     settings = _settings(args)
     catalog = Catalog(settings.problems_dir, settings.reference_dir)
