@@ -4,6 +4,7 @@ colors when writing to a terminal, a progress bar fed by grade()'s events, table
 from __future__ import annotations
 
 import json
+import re
 import locale
 import os
 import sys
@@ -144,9 +145,25 @@ class Progress:
             n = 30
             fill = int(n * self.done / self.total)
             bar = "#" * fill + "." * (n - fill)
-            name = event.get("test", "")[-50:] if kind == "test_finished" else ""
+            name = defang(str(event.get("test", ""))[-50:]) if kind == "test_finished" else ""
             self.stream.write(f"\r\033[K[{bar}] {self.done}/{self.total} {name}")
             self.stream.flush()
+
+
+# C0 and C1 control characters other than newline and tab: a terminal acts on them (cursor moves,
+# colours, clearing lines), so text a submission shaped could redraw the report.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def defang(value):
+    """`value` with every control character in its strings shown as an escape (`\\x1b`)."""
+    if isinstance(value, str):
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    if isinstance(value, list):
+        return [defang(v) for v in value]
+    if isinstance(value, dict):
+        return {defang(k): defang(v) for k, v in value.items()}
+    return value
 
 
 def _short(value, limit: int = 300) -> str:
@@ -156,6 +173,7 @@ def _short(value, limit: int = 300) -> str:
 
 def print_report(con: Console, report: dict) -> None:
     """The per-test table, the first failure, the verdict and the score."""
+    report = defang(report)
     rows = [[t["name"], t["verdict"], "" if t["time_s"] is None else f"{t['time_s']:.3f}s"]
             for t in report["tests"]]
     if rows:

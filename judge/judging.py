@@ -25,6 +25,7 @@ import builtins
 import json
 import signal as _signal
 
+from .bounded import finite, shown
 from .clock import GRACE_S, TimeLimits, shown_cpu_s, wall_net
 from .compare import compare
 from .report import Failure, TestResult
@@ -80,8 +81,8 @@ class Context:
 
     def value(self, v):
         """A value the submission produced, unless it carries a secret line."""
-        text = json.dumps(v, ensure_ascii=False, default=str)
-        return v if self.redact(text) == text else "[redacted]"
+        text = json.dumps(finite(v), ensure_ascii=False, default=str)
+        return shown(v) if self.redact(text) == text else "[redacted]"
 
 
 def death(run) -> tuple[Verdict, str, str]:
@@ -156,13 +157,17 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
     res.time_s = shown_cpu_s(fin.get("cpu_s") if fin else None, measured)
     if res.time_s is None:  # no CPU measurement on this host: wall clock, as the child says
         res.time_s = fin.get("duration_s") if fin else _elapsed(rec, ctx.run)
+    if rec.oversized:
+        res.verdict = Verdict.OLE
+        res.failure = Failure("output", hidden=ctx.hidden, message=ctx.text(rec.oversized))
+        return res
     passed = fin is not None and fin["outcome"] == "passed"
     div = compare(ref["observations"], rec.observations, partial=not passed)
     if div is not None:
         res.verdict = Verdict.WA
         label = div.label if div.reason != "extra" or not ctx.hidden else "(an extra observation)"
         res.failure = Failure("observation", label=label, hidden=ctx.hidden, index=div.index,
-                              expected=None if ctx.hidden else div.expected,
+                              expected=None if ctx.hidden else shown(div.expected),
                               got=None if ctx.hidden else ctx.value(div.got),
                               path=None if ctx.hidden else div.path,
                               message=ctx.text(div.describe()))

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from .bounded import MAX_REPORT_BYTES, finite, shown, strict_dumps
 from .verdict import Verdict
 
 SCHEMA_VERSION = 1
@@ -90,6 +91,10 @@ class Report:
         return self.verdict is Verdict.AC
 
     def to_dict(self) -> dict:
+        """Strict JSON (no NaN or Infinity), at most `MAX_REPORT_BYTES` once encoded."""
+        return _fit(finite(self._fields()))
+
+    def _fields(self) -> dict:
         return {
             "schema_version": SCHEMA_VERSION,
             "verdict": str(self.verdict),
@@ -104,3 +109,26 @@ class Report:
             "timings": dict(self.timings),
             "provenance": dict(self.provenance),
         }
+
+
+def _fit(d: dict) -> dict:
+    """Cut what a submission can make long (its output, tracebacks, the values it produced)
+    until the encoded report fits; the verdicts, names and labels stay whole."""
+    if len(strict_dumps(d)) <= MAX_REPORT_BYTES:
+        return d
+    for limit in (2000, 300):
+        if d.get("output"):
+            d["output"] = d["output"][-limit:]
+        failures = [t["failure"] for t in d["tests"] if t.get("failure")]
+        failures += [d["first_failure"]] if d.get("first_failure") else []
+        for f in failures + ([d["compile_error"]] if d.get("compile_error") else []):
+            for key in ("expected", "got"):
+                if key in f and f[key] is not None:
+                    f[key] = shown(f[key], limit)
+            for key in ("traceback", "message"):
+                if isinstance(f.get(key), str):
+                    f[key] = f[key][-limit:]
+        if len(strict_dumps(d)) <= MAX_REPORT_BYTES:
+            return d
+    d["output"] = None
+    return d

@@ -7,10 +7,13 @@ Every field is type-checked; malformed lines are dropped; sizes are capped. What
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from dataclasses import dataclass, field
 from typing import Any
+
+from .bounded import line_problem, test_named_in
 
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 MAX_OBSERVATIONS = 100_000
@@ -48,7 +51,10 @@ def _str(v, limit: int = MAX_TEXT) -> str | None:
 
 
 def _num(v) -> float | None:
-    return float(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    # json.loads accepts NaN and Infinity; no time or count of ours is ever one.
+    if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+        return float(v)
+    return None
 
 
 def _int(v) -> int | None:
@@ -64,6 +70,7 @@ class TestRecord:
     limit_s: float | None = None
     observations: list[dict] = field(default_factory=list)
     finished: dict | None = None      # outcome, kind, exc_type, message, line, where, ...
+    oversized: str | None = None      # why one of its lines was too big to read (bounded.py)
 
     @property
     def outcome(self) -> str | None:
@@ -97,6 +104,12 @@ class ChildLog:
         *lines, self._rest = data.split(b"\n")
         events = []
         for line in lines:
+            problem = line_problem(line)
+            if problem is not None:
+                name = test_named_in(line) or self.running
+                if name is not None and self.record(name).oversized is None:
+                    self.record(name).oversized = problem
+                continue
             try:
                 ev = json.loads(line)
             except (ValueError, RecursionError):
