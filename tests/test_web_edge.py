@@ -109,6 +109,15 @@ def test_new_tokens_do_not_escape_the_per_address_limit(tmp_path):
         assert int(r.headers["Retry-After"]) >= 1
 
 
+def test_new_tokens_do_not_escape_the_per_address_queue_cap(tmp_path):
+    settings = make_settings(tmp_path, max_queued_per_address=3)
+    with TestClient(create_app(settings, grader=quick, workers=0)) as client:
+        accepted = [submit(client, bearer(i)).status_code for i in range(40)]
+        assert accepted.count(202) == 3
+        r = submit(client, bearer(99))
+        assert_error(r, 429, "too_many_queued_address")
+
+
 def test_one_problem_queue_has_a_ceiling(tmp_path):
     settings = make_settings(tmp_path, max_queued_per_problem=2)
     with TestClient(create_app(settings, grader=quick, workers=0)) as client:

@@ -218,7 +218,8 @@ async def create_submission(request: Request) -> JSONResponse:
                        f"{st.max_code_bytes} bytes")
     if not body.code.strip():
         raise ApiError(422, "empty_code", "the code is empty")
-    wait = ctx.limits.submissions_by_address.hit(client_address(request))
+    address = client_address(request)
+    wait = ctx.limits.submissions_by_address.hit(address)
     if wait is not None:
         raise ApiError(429, "rate_limited_address", f"at most {st.rate_limit_per_address} "
                        f"submissions per {int(st.rate_limit_window_s)} s from one address; try "
@@ -237,6 +238,14 @@ async def create_submission(request: Request) -> JSONResponse:
                 raise ApiError(429, "too_many_queued", f"you already have {active} submissions "
                                f"waiting or being graded (at most {st.max_queued_per_visitor}); "
                                "wait for one to finish", headers={"Retry-After": "5"})
+            from_here = s.scalar(select(func.count()).select_from(Submission).where(
+                Submission.client_address == address, Submission.kind == LIVE,
+                Submission.status.in_((QUEUED, RUNNING))))
+            if from_here >= st.max_queued_per_address:
+                raise ApiError(429, "too_many_queued_address", f"{from_here} submissions from "
+                               f"your address are waiting or being graded (at most "
+                               f"{st.max_queued_per_address}); wait for one to finish",
+                               headers={"Retry-After": "5"})
             waiting = s.scalar(select(func.count()).select_from(Submission).where(
                 Submission.problem_id == problem.id, Submission.kind == LIVE,
                 Submission.status == QUEUED))
@@ -256,7 +265,7 @@ async def create_submission(request: Request) -> JSONResponse:
                                headers={"Retry-After": str(wait)})
             sub = Submission(visitor_id=visitor.id, problem_id=problem.id, code=body.code,
                              code_sha256=hashlib.sha256(body.code.encode()).hexdigest(),
-                             status=QUEUED, requires_device=needs)
+                             status=QUEUED, requires_device=needs, client_address=address[:64])
             s.add(sub)
             s.flush()
             position = ctx.db.queue_position(s, sub)

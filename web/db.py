@@ -74,6 +74,8 @@ class Submission(Base):
     regrade_of: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # The worker that stored the report.
     graded_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    # Where a student's submission came from: tokens cost nothing to make, addresses do.
+    client_address: Mapped[str | None] = mapped_column(String(64), nullable=True)
 
     __table_args__ = (Index("ix_submissions_status_id", "status", "id"),)
 

@@ -39,6 +39,7 @@ class Settings:
     # Tokens cost nothing to make, so the same limits hold per client address too (generous: a
     # classroom may share one address), and the queue of one problem has a ceiling.
     rate_limit_per_address: int = 60    # submissions per address per rate_limit_window_s
+    max_queued_per_address: int = 10   # queued or running at once, from one address
     max_queued_per_problem: int = 500   # students' submissions waiting for one problem
     # Event streams held open at once.
     max_streams_per_visitor: int = 8
