@@ -3,6 +3,7 @@
     judge grade PROBLEM FILE [--suite public|hidden|all] [--json] [--device auto|cpu|cuda]
     judge check [PROBLEM ...]        every problem when none is named; exit 1 on any mismatch
     judge new ID SLUG [--root DIR]
+    judge import PATH... [--number N]  problems in the handbook's format (judge/importer.py)
     judge list [--json]
     judge doctor [--json]
     judge serve [--host H] [--port P] [--data DIR] [--workers N] ...   the web platform
@@ -23,6 +24,7 @@ import logging
 import sys
 
 from .console import Console, Progress, print_check, print_doctor, print_report
+from .importer import add_arguments as add_import_arguments, main_import
 from .problem import ProblemError, list_problems, load_problem
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -52,6 +54,8 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("slug")
     n.add_argument("--root", help="where to create it (default: <repo>/problems)")
     n.add_argument("--title")
+    add_import_arguments(sub.add_parser("import", parents=[common],
+                                        help="import problems in the handbook's format"))
     ls = sub.add_parser("list", parents=[common], help="list the problems")
     ls.add_argument("--json", action="store_true")
     d = sub.add_parser("doctor", parents=[common], help="what this machine can run")
@@ -149,7 +153,7 @@ def cmd_doctor(args, con: Console) -> int:
 
 
 COMMANDS = {"grade": cmd_grade, "check": cmd_check, "new": cmd_new, "list": cmd_list,
-            "doctor": cmd_doctor}
+            "doctor": cmd_doctor, "import": main_import}
 WEB_COMMANDS = ("serve", "worker", "regrade", "parity")
 
 

@@ -64,6 +64,19 @@ class ReferenceConfig(_Strict):
     path: str
 
 
+class SourceConfig(_Strict):
+    """Where an imported problem's text comes from (`judge import`), shown on its page."""
+    format: Literal["handbook"] = "handbook"
+    book: str = ""
+    slug: str = ""             # the stable key in the source
+    path: str = ""
+    url: str = ""
+    licence: str = Field(min_length=1)
+    licence_url: str = ""
+    attribution: str = Field(min_length=1)
+    changes: str = ""
+
+
 class LimitsConfig(_Strict):
     wall_s: float = Field(120, gt=0)
     cpu_s: float = Field(120, gt=0)
@@ -87,6 +100,7 @@ class ProblemConfig(_Strict):
     reference: ReferenceConfig
     limits: LimitsConfig = LimitsConfig()
     weights: dict[str, float] = {}
+    source: SourceConfig | None = None
 
     @field_validator("weights")
     @classmethod
@@ -227,6 +241,14 @@ class Problem:
         if not path.is_file():
             path = self.statement_path("en")
         return path.read_text(encoding="utf-8")
+
+    def explanation(self, lang: str = "zh") -> str | None:
+        """The worked explanation (imported problems), meant for after an accepted submission."""
+        for candidate in (lang, "zh", "en"):
+            path = self.path / f"explanation.{candidate}.md"
+            if path.is_file():
+                return path.read_text(encoding="utf-8")
+        return None
 
     @property
     def starter_path(self) -> Path:

@@ -47,6 +47,7 @@ TEXT = {
         "solution": "Solutions are not shown for graded problems (they have hidden tests). "
                     "`test {id}` tells you where your code first differs from the reference.",
         "last": "last: {verdict} {score}",
+        "explanation": "Accepted. The problem's explanation:",
     },
     "zh": {
         "not_started": "未开始", "started": "已开始", "status": "状态",
@@ -58,6 +59,7 @@ TEXT = {
         "solution": "有隐藏测试的题目不提供参考答案。`test {id}` 会告诉你你的代码与参考实现"
                     "第一次不同的地方。",
         "last": "上次：{verdict} {score}",
+        "explanation": "已通过。本题题解：",
     },
 }
 WHERE = {"en": {"browser": "browser", "cpu": "CPU", "gpu": "GPU"},
@@ -136,7 +138,17 @@ def cmd_test(args, con: Console) -> int:
         print(json.dumps(data, ensure_ascii=False, indent=1))
     else:
         print_report(con, data)
+        if report.passed and select is None and suite == "all":
+            _show_explanation(con, p)
     return 0 if report.passed else 1
+
+
+def _show_explanation(con: Console, problem) -> None:
+    """Imported problems carry the handbook's explanation; it is earned by a full AC."""
+    text = problem.explanation(con.lang)
+    if text:
+        con.print("\n" + con.c(TEXT[con.lang]["explanation"], "bold") + "\n")
+        con.print(text.rstrip())
 
 
 def _test_remote(args, con: Console, problem, source: str) -> int:

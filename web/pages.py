@@ -38,6 +38,10 @@ UI = {
         "display_name": "Display name", "save": "Save", "code": "Code", "tests": "Tests",
         "not_built": "The editor is not built on this server: run `bash scripts/build_frontend.sh`.",
         "solved": "solved", "tried": "tried", "submission": "Submission",
+        "explanation": "Explanation",
+        "explanation_locked": "This problem has a worked explanation: it opens here once one "
+                              "of your submissions is accepted (AC).",
+        "source": "Source", "licence": "Licence", "changes": "Changes",
     },
     "zh": {
         "problems": "题目", "history": "我的提交", "instructor": "教师",
@@ -52,6 +56,9 @@ UI = {
         "save": "保存", "code": "代码", "tests": "测试",
         "not_built": "本服务器尚未构建编辑器：请运行 `bash scripts/build_frontend.sh`。",
         "solved": "已通过", "tried": "已尝试", "submission": "提交",
+        "explanation": "题解",
+        "explanation_locked": "本题附有题解：你的提交通过（AC）之后会显示在这里。",
+        "source": "来源", "licence": "许可", "changes": "改动",
     },
 }
 
@@ -138,8 +145,13 @@ def problem_page(request: Request, ref: str):
         "editor_wheels": ctx.build.get("editor_wheels", []), "timeout_s": timeout_s,
         "max_code_bytes": ctx.settings.max_code_bytes, "lang": pick_lang(request),
     }
-    return render(request, "problem.html", p=p, statements=statements,
-                  config=config, status=_statuses(request).get(p.id))
+    status = _statuses(request).get(p.id)
+    # The explanation gives the answer away, so it waits for the visitor's own AC.
+    explanations = {lang: render_markdown(text) for lang in statements
+                    if status == "AC" and (text := p.explanation(lang))}
+    return render(request, "problem.html", p=p, statements=statements, config=config,
+                  status=status, explanations=explanations,
+                  explanation_locked=status != "AC" and p.explanation("zh") is not None)
 
 
 def _without_title(markdown: str) -> str:

@@ -34,6 +34,7 @@ class ProblemInfo:
     reference_path: str | None
     limits: dict
     weights: dict = field(default_factory=dict)
+    source: dict = field(default_factory=dict)   # [source] of an imported problem
 
     @property
     def key(self) -> str:
@@ -51,6 +52,14 @@ class ProblemInfo:
             if p.exists():
                 return p.read_text(encoding="utf-8")
         return ""
+
+    def explanation(self, lang: str) -> str | None:
+        """The worked explanation of an imported problem; pages show it only after an AC."""
+        for candidate in (lang, "zh", "en"):
+            p = self.folder / f"explanation.{candidate}.md"
+            if p.exists():
+                return p.read_text(encoding="utf-8")
+        return None
 
     def starter(self) -> str:
         p = self.folder / "starter" / f"{self.module}.py"
@@ -119,6 +128,7 @@ def _load(folder: Path) -> ProblemInfo:
         reference_path=(data.get("reference") or {}).get("path"),
         limits=dict(data.get("limits") or {}),
         weights=dict(data.get("weights") or {}),
+        source=dict(data.get("source") or {}),
     )
 
 
