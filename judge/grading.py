@@ -61,12 +61,15 @@ def _parallel_default() -> bool:
 def grade(problem: Problem | str, source: str, *, suite: str = "all", device: str = "auto",
           on_event: Callable[[dict], None] | None = None, select: Iterable[str] | None = None,
           reveal_hidden: bool = False, cache: ReferenceCache | None = None,
-          parallel: bool | None = None) -> Report:
+          parallel: bool | None = None, stop_at_first_failure: bool = False) -> Report:
     """Grades `source` (the student's `<module>.py`) on `problem`.
 
     suite: "public" | "hidden" | "all". device: "auto" | "cpu" | "cuda".
     select: only these test names (e.g. the examples); all when None.
     reveal_hidden: show hidden tests' details (instructors' `judge check`; never students).
+    stop_at_first_failure: only "AC or not" matters (`judge check --mutate`): the suites run
+    one after the other, each test cheapest first by the reference's CPU time, and grading
+    stops at the first failing test; every test not run then is NR.
     Raises ValueError for a bad suite/device/selection; everything else becomes a Report.
     """
     t0 = time.perf_counter()
@@ -81,7 +84,8 @@ def grade(problem: Problem | str, source: str, *, suite: str = "all", device: st
     if wanted is not None and not any(plan.values()):
         raise ValueError(f"no test of {problem.name} matches the selection")
     g = _Grading(problem, source, plan, device, _Emitter(on_event), reveal_hidden,
-                 cache or ReferenceCache(), _parallel_default() if parallel is None else parallel)
+                 cache or ReferenceCache(), _parallel_default() if parallel is None else parallel,
+                 fail_fast=stop_at_first_failure)
     try:
         report = g.run()
     except Exception as exc:  # the judge's own fault
@@ -93,7 +97,8 @@ def grade(problem: Problem | str, source: str, *, suite: str = "all", device: st
 
 
 class _Grading:
-    def __init__(self, problem, source, plan, device, emit, reveal_hidden, cache, parallel):
+    def __init__(self, problem, source, plan, device, emit, reveal_hidden, cache, parallel,
+                 fail_fast=False):
         self.problem, self.source, self.plan, self.device = problem, source, plan, device
         self.emit, self.reveal_hidden, self.cache, self.parallel = (emit, reveal_hidden, cache,
                                                                     parallel)
@@ -103,6 +108,8 @@ class _Grading:
                            "sandbox_layers": {}, "missing_layers": [], "reference_cache": None}
         self._redactor: Redactor | None = None
         self.output: str | None = None
+        self.fail_fast = fail_fast
+        self.stop = threading.Event()  # fail_fast: set at the first failing test
 
     # -- report skeletons -------------------------------------------------------------------
 
@@ -168,7 +175,13 @@ class _Grading:
             sub = view.submission("student", self.source)
             self.timings["prepare_s"] = round(time.perf_counter() - t, 4)
             suites = list(ref_tests)
-            if self.parallel and len(suites) > 1:
+            if self.fail_fast:
+                runs = {}
+                for s in suites:
+                    runs[s] = self._run(view, sub, s, limits[s], ref_tests[s])
+                    if self.stop.is_set() or _ended_badly(runs[s]):
+                        break
+            elif self.parallel and len(suites) > 1:
                 with ThreadPoolExecutor(len(suites)) as pool:
                     runs = dict(zip(suites, pool.map(
                         lambda s: self._run(view, sub, s, limits[s], ref_tests[s]), suites)))
@@ -206,7 +219,9 @@ class _Grading:
 
     def _run(self, view, sub, suite, limits: TimeLimits, ref_tests):
         every = {t.name for t in self.problem.tests(suite)}
-        if {t.name for t in self.plan[suite]} == every:
+        if self.fail_fast:
+            targets = _cheapest_first(ref_tests)
+        elif {t.name for t in self.plan[suite]} == every:
             targets = [f.name for f in self.problem.test_files(suite)]
         else:
             targets = [t.node for t in self.plan[suite]]
@@ -225,12 +240,15 @@ class _Grading:
                 elif ev["ev"] == "test_finished":
                     rec = run.log.tests.get(ev["test"])
                     r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
+                    if self.fail_fast and r.verdict.counts and not r.verdict.passed:
+                        self.stop.set()
                     self.emit({"type": "test_finished", "test": name,
                                "verdict": str(r.verdict), "time_s": r.time_s})
 
         run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
                         targets=targets, limits=limits, device=self.device,
-                        on_events=on_events if self.emit.on_event else None)
+                        on_events=on_events if self.emit.on_event or self.fail_fast else None,
+                        stop=self.stop if self.fail_fast else None)
         self.emit({"type": "suite_finished", "suite": suite})
         return run
 
@@ -238,8 +256,13 @@ class _Grading:
         tests: list[TestResult] = []
         ce = None
         internal = None
-        for suite, run in runs.items():
+        for suite in ref_tests:
             hidden = self._hidden(suite)
+            run = runs.get(suite)
+            if run is None:  # fail fast: an earlier suite failed, this one was not started
+                tests += [_stopped(name, suite, self.problem.weight(name), hidden)
+                          for name in ref_tests[suite]]
+                continue
             self._provenance_from(run)
             if run.sandbox_error or run.log.runner_error:
                 internal = internal or f"{suite} run: {run.sandbox_error or run.log.runner_error}"
@@ -259,11 +282,16 @@ class _Grading:
                 self.output = self.redact(run.output_tail())
             ctx = Context(run, hidden=hidden, source=self.source, redact=self.redact,
                           limits=limits[suite], suite=suite)
-            victim = _victim(run, _nodes(ref_tests[suite]))
+            victim = None if run.stopped_early else _victim(run, _nodes(ref_tests[suite]))
             for name, entry in ref_tests[suite].items():
                 node = name.split("/", 1)[1]
-                r = judge_test(name, suite, self.problem.weight(name), entry,
-                               run.log.tests.get(node), ctx, victim=(node == victim))
+                rec = run.log.tests.get(node)
+                if run.stopped_early and entry["outcome"] != "skipped" and \
+                        (rec is None or rec.finished is None):
+                    r = _stopped(name, suite, self.problem.weight(name), hidden)
+                else:
+                    r = judge_test(name, suite, self.problem.weight(name), entry, rec, ctx,
+                                   victim=(node == victim))
                 if ce is not None or internal is not None:
                     r = TestResult(name, suite, Verdict.NR, weight=r.weight,
                                    failure=Failure("not_run", hidden=hidden))
@@ -272,7 +300,10 @@ class _Grading:
                            "time_s": r.time_s})
         if internal is not None:
             return self.internal_error(internal)
-        verdict = overall([t.verdict for t in tests], compile_error=ce is not None)
+        order = tests
+        if self.fail_fast:  # the test that failed, not one it kept from running, names it
+            order = sorted(tests, key=lambda t: t.verdict is Verdict.NR)
+        verdict = overall([t.verdict for t in order], compile_error=ce is not None)
         return self._report(verdict, tests, compile_error=ce, output=self.output)
 
     def _provenance_from(self, run) -> None:
@@ -310,6 +341,28 @@ def _victim(run, nodes: list[str]) -> str | None:
         return None
     return next((n for n in nodes if n not in log.tests or log.tests[n].started_t is None),
                 None)
+
+
+def _ended_badly(run) -> bool:
+    """A failure the live verdicts cannot see: the child died, or did not import."""
+    log = run.log
+    return bool(run.died or run.sandbox_error or log.runner_error or log.compile_error
+                or log.collect_errors)
+
+
+def _cheapest_first(ref_tests: dict) -> list[str]:
+    """Node ids (parameters folded into their function) by the reference's CPU time, cheapest
+    first, file order among equals: a failing submission is caught sooner."""
+    cost: dict[str, float] = {}
+    for name, e in ref_tests.items():
+        node = name.split("/", 1)[1].split("[", 1)[0]
+        cost[node] = cost.get(node, 0.0) + float(e.get("time_s") or 0.0)
+    return sorted(cost, key=cost.__getitem__)
+
+
+def _stopped(name: str, suite: str, weight: float, hidden: bool) -> TestResult:
+    return TestResult(name, suite, Verdict.NR, weight=weight, failure=Failure(
+        "not_run", message="not run: grading stopped at the first failing test", hidden=hidden))
 
 
 def _nodes(ref_tests: dict) -> list[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,6 +50,7 @@ class SuiteRun:
     attempts: int = 1                   # 2: the first run was stopped by the wall-clock net
     cpu_s: float | None = None          # the whole tree's
     wait_s: float | None = None         # how long a busy host held it back
+    stopped_early: bool = False         # ended on purpose after a failing test (`stop`)
 
     @property
     def died(self) -> bool:
@@ -83,21 +85,25 @@ def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]
 
 def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,
               targets: list[str], limits: TimeLimits, device: str,
-              on_events: Callable[[list[dict], SuiteRun], None] | None = None) -> SuiteRun:
+              on_events: Callable[[list[dict], SuiteRun], None] | None = None,
+              stop: threading.Event | None = None) -> SuiteRun:
     """Runs `targets` (files or node ids in the suite folder) against `submission`.
-    `on_events(events, run)` sees the child's well-formed events as they arrive."""
-    out = _attempt(problem, view, run, suite, submission, targets, limits, device, on_events)
+    `on_events(events, run)` sees the child's well-formed events as they arrive. Once `stop`
+    is set (by the caller, typically from `on_events`), the child is ended at the next sample
+    and the run is marked `stopped_early`: not a limit, not a crash, and never run again."""
+    out = _attempt(problem, view, run, suite, submission, targets, limits, device, on_events,
+                   stop)
     if out.timeout_kind == "wall":
         log_.warning("%s %s: stopped by the wall-clock net (phase %s); running it again",
                      problem.name, run, out.clock.stopped.phase if out.clock.stopped else "?")
         out = _attempt(problem, view, f"{run}-again", suite, submission, targets, limits,
-                       device, on_events)
+                       device, on_events, stop)
         out.attempts = 2
     return out
 
 
 def _attempt(problem, view: View, run: str, suite: str, submission: Path, targets: list[str],
-             limits: TimeLimits, device: str, on_events) -> SuiteRun:
+             limits: TimeLimits, device: str, on_events, stop=None) -> SuiteRun:
     lim = problem.limits
     conf, scratch = view.run_dirs(run, dict(limits.tests))
     suite_dir = view.tests[suite]
@@ -128,6 +134,9 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
 
     def monitor(u: Usage) -> str | None:
         pump(u)
+        if stop is not None and stop.is_set():
+            out.stopped_early = True
+            return "cpu"  # any reason ends the child; the flags it sets are cleared below
         return out.clock.check(u)
 
     try:
@@ -157,6 +166,8 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
     out.stdout, out.stderr = bytes(res.stdout or b""), bytes(res.stderr or b"")
     out.wall_s = float(res.wall_s)
     out.cpu_s, out.wait_s = res.cpu_s, res.wait_s
+    if out.stopped_early:  # the kill was ours: no limit was reached, nothing crashed
+        out.timed_out, out.timeout_kind, out.signal, out.returncode = False, None, None, None
     out.layers = dict(getattr(res, "layers", {}) or {})
     out.missing_layers = list(getattr(res, "missing_layers", []) or [])
     return out
