@@ -2,6 +2,7 @@
 
     judge grade PROBLEM FILE [--suite public|hidden|all] [--json] [--device auto|cpu|cuda]
     judge check [PROBLEM ...]        every problem when none is named; exit 1 on any mismatch
+    judge check --mutate [PROBLEM ...] [--jobs N]   mutants of the reference the tests let through
     judge new ID SLUG [--root DIR]
     judge import PATH... [--number N]  problems in the handbook's format (judge/importer.py)
     judge list [--json]
@@ -49,6 +50,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("problem", nargs="*")
     c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     c.add_argument("--json", action="store_true")
+    c.add_argument("--mutate", action="store_true",
+                   help="grade mutants of the reference instead: what the tests do not pin down")
+    c.add_argument("--jobs", type=int, help="--mutate: gradings at a time (default: CPU count)")
     n = sub.add_parser("new", parents=[common], help="create a problem folder")
     n.add_argument("id")
     n.add_argument("slug")
@@ -91,6 +95,10 @@ def cmd_check(args, con: Console) -> int:
     from .check import check_problem
 
     names = args.problem or [p.path for p in list_problems(args.problems)]
+    if args.mutate:
+        from .mutation.cli import run
+        return run([load_problem(n, args.problems) for n in names], device=args.device,
+                   jobs=args.jobs, as_json=args.json, con=con)
     results = []
     for name in names:
         def progress(label, report):

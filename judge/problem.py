@@ -86,6 +86,11 @@ class LimitsConfig(_Strict):
     min_test_s: float = Field(5.0, gt=0)
 
 
+class CheckConfig(_Strict):
+    # `judge check --mutate` fails below this share of killed mutants; 0: it only reports
+    mutation_min: float = Field(0.0, ge=0.0, le=1.0)
+
+
 class ProblemConfig(_Strict):
     id: str = Field(pattern=r"^\d+$")
     slug: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -100,6 +105,7 @@ class ProblemConfig(_Strict):
     reference: ReferenceConfig
     limits: LimitsConfig = LimitsConfig()
     weights: dict[str, float] = {}
+    check: CheckConfig = CheckConfig()
     source: SourceConfig | None = None
 
     @field_validator("weights")
