@@ -7,24 +7,21 @@ import hashlib
 import json
 import time
 from datetime import timedelta
-from typing import Annotated
 
 import anyio
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, StreamingResponse
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
 from .db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
 from .edge import MAX_ROW_ID
-from .errors import ERROR_SCHEMA, ApiError
+from .errors import ApiError
+from .request_input import RowId, body_doc, errors_doc, json_body
 from .identity import current_visitor, get_or_create_visitor, new_token, token_hash
 from .throttle import client_address
 
 router = APIRouter(prefix="/api")
-
-# A row id in a path: bounded, so that no number reaches the database as an overflow.
-RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]
 
 
 # ---------------------------------------------------------------- models (for validation + docs)
@@ -63,59 +60,8 @@ class MeIn(BaseModel):
     display_name: str = Field(min_length=1, max_length=40)
 
 
-def _errors(*codes: int) -> dict:
-    return {c: ERROR_SCHEMA for c in codes}
-
-
 def _ctx(request: Request):
     return request.app.state.ctx
-
-
-async def _json_body(request: Request, model: type[BaseModel], limit: int) -> BaseModel:
-    """Parse the body ourselves so that size, encoding and JSON errors get clear messages."""
-    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
-    if ctype != "application/json" and not ctype.endswith("+json"):
-        raise ApiError(415, "not_json", "send the body as JSON with 'Content-Type: "
-                       f"application/json' (got {ctype or 'no content type'})")
-    length = request.headers.get("content-length")
-    if length and length.isdigit() and int(length) > limit:
-        raise ApiError(413, "body_too_large", f"the request body is {length} bytes; the limit "
-                       f"is {limit} bytes")
-    body = bytearray()
-    async for chunk in request.stream():
-        body += chunk
-        if len(body) > limit:
-            raise ApiError(413, "body_too_large", f"the request body is over {limit} bytes")
-    if not body:
-        raise ApiError(422, "invalid_request", "the body is empty; send JSON")
-    try:
-        text = bytes(body).decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ApiError(400, "not_utf8", f"the body is not valid UTF-8 (byte {exc.start}); "
-                       "send JSON encoded as UTF-8") from None
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ApiError(400, "bad_json", f"the body is not valid JSON: {exc.msg} at line "
-                       f"{exc.lineno} column {exc.colno}") from None
-    except RecursionError:
-        raise ApiError(400, "bad_json", "the body's JSON is nested too deeply") from None
-    if not isinstance(data, dict):
-        raise ApiError(422, "invalid_request", "the body must be a JSON object")
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        msgs = []
-        for e in exc.errors():
-            where = ".".join(str(p) for p in e["loc"]) or "body"
-            msgs.append(f"field '{where}' is required" if e["type"] == "missing"
-                        else f"field '{where}': {e['msg']}")
-        raise ApiError(422, "invalid_request", "; ".join(msgs), fields=msgs) from None
-
-
-def _body_doc(model: type[BaseModel]) -> dict:
-    return {"requestBody": {"required": True, "content": {
-        "application/json": {"schema": model.model_json_schema()}}}}
 
 
 def _iso(dt) -> str | None:
@@ -160,7 +106,7 @@ def list_problems(request: Request) -> dict:
 
 
 @router.get("/problems/{problem_id}", summary="One problem, with what the browser needs to run "
-            "its public tests", tags=["problems"], responses=_errors(404))
+            "its public tests", tags=["problems"], responses=errors_doc(404))
 def get_problem(request: Request, problem_id: str) -> dict:
     """Statements (Markdown, per language), the starter, the public test files, the handbook
     modules a solution may import, and the reference's observations of each public test
@@ -196,14 +142,14 @@ def get_problem(request: Request, problem_id: str) -> dict:
 
 @router.post("/submissions", status_code=202, response_model=SubmissionCreated,
              summary="Submit code for grading", tags=["submissions"],
-             openapi_extra=_body_doc(SubmissionIn),
-             responses=_errors(400, 401, 404, 413, 415, 422, 429))
+             openapi_extra=body_doc(SubmissionIn),
+             responses=errors_doc(400, 401, 404, 413, 415, 422, 429))
 async def create_submission(request: Request) -> JSONResponse:
     """Stores the submission, then answers 202 with its id; a worker grades it. Limits: code
     size, submissions per visitor per time window, queued-or-running submissions per visitor."""
     ctx = _ctx(request)
     st = ctx.settings
-    body = await _json_body(request, SubmissionIn, limit=st.max_code_bytes * 6 + 4096)
+    body = await json_body(request, SubmissionIn, limit=st.max_code_bytes * 6 + 4096)
     problem = ctx.catalog.get(body.problem)
     if problem is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{body.problem}'; "
@@ -304,7 +250,7 @@ def my_submissions(request: Request, problem: str | None = None, limit: int = 50
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut,
             summary="A submission's state and, once done, its Report", tags=["submissions"],
-            responses=_errors(404))
+            responses=errors_doc(404))
 def get_submission(request: Request, submission_id: RowId) -> dict:
     ctx = _ctx(request)
     with ctx.db.session() as s:
@@ -315,7 +261,7 @@ def get_submission(request: Request, submission_id: RowId) -> dict:
 @router.get("/submissions/{submission_id}/events", summary="Live progress (Server-Sent Events)",
             tags=["submissions"], responses={200: {"content": {"text/event-stream": {}},
                                                    "description": "event stream"},
-                                             **_errors(404)})
+                                             **errors_doc(404)})
 async def submission_events(request: Request, submission_id: RowId) -> StreamingResponse:
     """Events: `queued` (with queue_position), `position` (when it changes), `running`,
     `suite_started`, `test_started`, `test_finished` (test, verdict, time_s), `suite_finished`,
@@ -413,10 +359,10 @@ def get_me(request: Request) -> dict:
 
 
 @router.put("/me", summary="Set your display name", tags=["visitors"],
-            openapi_extra=_body_doc(MeIn), responses=_errors(400, 401, 422))
+            openapi_extra=body_doc(MeIn), responses=errors_doc(400, 401, 422))
 async def put_me(request: Request) -> dict:
     ctx = _ctx(request)
-    body = await _json_body(request, MeIn, limit=4096)
+    body = await json_body(request, MeIn, limit=4096)
     name = " ".join(body.display_name.split())
     if not name or any(not ch.isprintable() for ch in name):
         raise ApiError(422, "bad_display_name", "a display name is 1-40 printable characters")

@@ -7,7 +7,8 @@ from typing import Any
 from fastapi import APIRouter, Request
 from sqlalchemy import func, select
 
-from .api import RowId, _errors, _iso, submission_json
+from .api import _iso, submission_json
+from .request_input import RowId, errors_doc
 from .db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
 from .errors import ApiError
 from .identity import require_instructor
@@ -21,7 +22,7 @@ def _ctx(request: Request):
 
 
 @router.get("/instructor/overview", summary="Queue, workers, recent submissions, problem checks",
-            tags=["instructor"], responses=_errors(401, 403))
+            tags=["instructor"], responses=errors_doc(401, 403))
 def instructor_overview(request: Request) -> dict:
     """Requires the X-Instructor-Token header (or the cookie set by the instructor page)."""
     require_instructor(request)
@@ -29,7 +30,7 @@ def instructor_overview(request: Request) -> dict:
 
 
 @router.get("/instructor/submissions/{submission_id}", summary="Any submission, with its code",
-            tags=["instructor"], responses=_errors(401, 403, 404))
+            tags=["instructor"], responses=errors_doc(401, 403, 404))
 def instructor_submission(request: Request, submission_id: RowId) -> dict:
     require_instructor(request)
     ctx = _ctx(request)
@@ -45,7 +46,7 @@ def instructor_submission(request: Request, submission_id: RowId) -> dict:
 
 @router.post("/instructor/problems/{problem_id}/check", status_code=202,
              summary="Start `judge check` on a problem (in the background)", tags=["instructor"],
-             responses=_errors(401, 403, 404))
+             responses=errors_doc(401, 403, 404))
 def instructor_check(request: Request, problem_id: str) -> dict:
     """The result appears in the overview's `problems[].judge_check` when it is done."""
     require_instructor(request)

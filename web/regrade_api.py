@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
-from .api import RowId, _body_doc, _errors, _json_body
+from .request_input import RowId, body_doc, errors_doc, json_body
 from .db import LIVE_PRIORITY, PARITY, QUEUED, Submission
 from .errors import ApiError
 from .identity import instructor_ok, require_instructor
@@ -48,7 +48,7 @@ def _call(fn, *args):
 
 
 @router.get("/api/instructor/workers", summary="Grading workers: host, device, jobs, last seen",
-            tags=["instructor"], responses=_errors(401, 403))
+            tags=["instructor"], responses=errors_doc(401, 403))
 def list_workers(request: Request) -> dict:
     require_instructor(request)
     ctx = _ctx(request)
@@ -56,7 +56,7 @@ def list_workers(request: Request) -> dict:
 
 
 @router.get("/api/instructor/regrades", summary="Recent regrades with their verdict diffs",
-            tags=["instructor"], responses=_errors(401, 403))
+            tags=["instructor"], responses=errors_doc(401, 403))
 def list_regrades(request: Request) -> dict:
     require_instructor(request)
     return {"regrades": regrades.listing(_ctx(request).db)}
@@ -64,26 +64,26 @@ def list_regrades(request: Request) -> dict:
 
 @router.post("/api/instructor/regrades", status_code=202, tags=["instructor"],
              summary="Re-grade every student's latest submission of a problem (low priority)",
-             openapi_extra=_body_doc(RegradeIn), responses=_errors(401, 403, 404, 409))
+             openapi_extra=body_doc(RegradeIn), responses=errors_doc(401, 403, 404, 409))
 async def start_regrade(request: Request) -> dict:
     """The new results stay hidden from students until the regrade is approved."""
     require_instructor(request)
     ctx = _ctx(request)
-    body = await _json_body(request, RegradeIn, limit=4096)
+    body = await json_body(request, RegradeIn, limit=4096)
     p = _problem(ctx, body.problem)
     return await anyio.to_thread.run_sync(
         lambda: _call(regrades.start, ctx.db, p.id, ctx.jobs.enqueue))
 
 
 @router.get("/api/instructor/regrades/{regrade_id}", summary="A regrade's per-student diff",
-            tags=["instructor"], responses=_errors(401, 403, 404))
+            tags=["instructor"], responses=errors_doc(401, 403, 404))
 def get_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
     return _call(regrades.summary, _ctx(request).db, regrade_id)
 
 
 @router.post("/api/instructor/regrades/{regrade_id}/approve", tags=["instructor"],
-             summary="Show the regrade's results to the students", responses=_errors(401, 403,
+             summary="Show the regrade's results to the students", responses=errors_doc(401, 403,
                                                                                       404, 409))
 def approve_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
@@ -91,7 +91,7 @@ def approve_regrade(request: Request, regrade_id: RowId) -> dict:
 
 
 @router.post("/api/instructor/regrades/{regrade_id}/discard", tags=["instructor"],
-             summary="Drop the regrade's results", responses=_errors(401, 403, 404, 409))
+             summary="Drop the regrade's results", responses=errors_doc(401, 403, 404, 409))
 def discard_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
     return _call(regrades.discard, _ctx(request).db, regrade_id)
@@ -99,13 +99,13 @@ def discard_regrade(request: Request, regrade_id: RowId) -> dict:
 
 @router.post("/api/instructor/parity", status_code=202, tags=["instructor"],
              summary="Grade code on a GPU worker (for `judge parity`)",
-             openapi_extra=_body_doc(ParityIn), responses=_errors(401, 403, 404, 409, 413))
+             openapi_extra=body_doc(ParityIn), responses=errors_doc(401, 403, 404, 409, 413))
 async def start_parity(request: Request) -> dict:
     """409 `no_gpu_worker` when no worker with a CUDA device has answered recently. Follow the
     job with GET /api/instructor/submissions/{id}."""
     require_instructor(request)
     ctx = _ctx(request)
-    body = await _json_body(request, ParityIn, limit=ctx.settings.max_code_bytes * 6 + 4096)
+    body = await json_body(request, ParityIn, limit=ctx.settings.max_code_bytes * 6 + 4096)
     p = _problem(ctx, body.problem)
     if len(body.code.encode("utf-8")) > ctx.settings.max_code_bytes:
         raise ApiError(413, "code_too_large", "the code is over the size limit")

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from .api import RowId
+from .request_input import RowId
 from .db import WorkerRow
 from .edge import worker_token_refusal
 from .errors import ApiError
