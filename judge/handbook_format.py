@@ -181,7 +181,7 @@ def _as_list(value) -> list[str]:
 
 
 def read_problem(folder: Path) -> HandbookProblem:
-    folder = Path(folder)
+    folder = Path(folder).resolve()  # "." names a problem too
     if not folder.is_dir():
         raise Refused(f"{folder}: no such folder")
     meta = None

@@ -184,13 +184,23 @@ def _header(path: str, what: str) -> str:
             "# Edit the handbook's test.py and import again rather than this file.\n")
 
 
+def _statement(hp: HandbookProblem, note: str | None = None) -> str:
+    """The description under one `# title` heading (its own, when it starts with one)."""
+    lines = hp.description.splitlines()
+    if lines and lines[0].startswith("# "):
+        head, rest = lines[0], "\n".join(lines[1:]).strip()
+    else:
+        head, rest = f"# {hp.title}", hp.description
+    return "\n\n".join([head] + ([f"> {note}"] if note else []) + [rest]) + "\n"
+
+
 def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str, **source) -> None:
     """Writes the problem folder `dest` (which must not exist yet)."""
     path = _source_path(hp.folder)
     files = {
         "problem.toml": problem_toml(hp, number, reference, **source),
-        "statement.zh.md": f"# {hp.title}\n\n{hp.description}\n",
-        "statement.en.md": f"# {hp.title}\n\n> {EN_NOTE}\n\n{hp.description}\n",
+        "statement.zh.md": _statement(hp),
+        "statement.en.md": _statement(hp, EN_NOTE),
         "starter/solution.py": hp.starter,
         "reference/solution.py": hp.solution,
     }
@@ -215,8 +225,8 @@ def _place(built: Path, final: Path) -> None:
     """Moves a built folder into the bank; an earlier import is replaced, its submissions/
     (written by instructors, not imported) kept."""
     if final.exists():
-        if (final / "submissions").is_dir():
-            shutil.move(str(final / "submissions"), str(built / "submissions"))
+        if (final / "submissions").is_dir():  # copied, so a failure below loses nothing
+            shutil.copytree(final / "submissions", built / "submissions")
         old = final.with_name(f".{final.name}.replaced")
         shutil.rmtree(old, ignore_errors=True)
         final.rename(old)

@@ -161,6 +161,7 @@ def test_import_refuses_what_it_cannot_run_and_imports_the_rest(tmp_path, capsys
         "public/test_examples.py::test_example_window_of_one"]
     assert len(p.tests("hidden")) == 5
     assert "only available in Chinese" in p.statement("en")
+    assert p.statement("zh").startswith("# 滑动窗口最大值\n\n在 `solution.py`")  # one heading
     assert EXPLANATION_WORDS not in p.statement("zh") and EXPLANATION_WORDS in p.explanation()
     assert p.reference_path == (p.path / "reference" / "solution.py").resolve()
     assert load_problem(problems / "901-row-softmax").config.requires == ["torch"]
