@@ -83,13 +83,18 @@ def test_each_mutant_is_one_local_change_that_compiles():
 
 def test_cuda_branches():
     src = ("def f(t, device):\n"
+           "    \"\"\"A docstring that names CUDA is not code.\"\"\"\n"
            "    if getattr(t, 'is_cuda', False):\n"
            "        return t.cpu()\n"
            "    if device != 'cuda':\n"
-           "        return t\n"
+           "        x = t\n"
            "    else:\n"
-           "        return t.pin_memory()\n")
-    assert cuda_lines(src) == {3, 7}
+           "        x = t.pin_memory()\n"
+           "    if x.is_pinned():\n"
+           "        x = x + 0\n"
+           "    torch.cuda.synchronize()\n"
+           "    return x\n")
+    assert cuda_lines(src) == {4, 8, 10, 11}
 
 
 def test_problem_toml_check_table(tmp_path):

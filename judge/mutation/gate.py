@@ -3,8 +3,8 @@
 Every mutant of the reference (mutants.py) is graded as a submission with the full suite
 against the unmutated reference's cached observations, stopping at its first failing test:
 any verdict but AC kills it. A mutant on a line the suites never execute on this device
-(lines.py) is not graded: it is "not run on <device>", and "CUDA-only" when the line is in a
-CUDA branch and the device is a CPU.
+(lines.py) is not graded: it is "not run on <device>", and "CUDA-only" when the device is a CPU
+and the line only runs on CUDA (a branch on `is_cuda` or pinned memory, a `torch.cuda` call).
 
     N = killed + survived + not run (+ errors: gradings that ended in IE)
     killed share = killed / (N - CUDA-only)

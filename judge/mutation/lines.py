@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
@@ -22,6 +23,8 @@ from ..suite_run import RESULTS, child_env
 from ..view import View
 
 LINES = "lines.json"
+_CUDA = re.compile(r"\bcuda\b|\.cuda\(", re.IGNORECASE)
+_CUDA_TEST = re.compile(r"cuda|is_pinned|pin_memory", re.IGNORECASE)
 SLOWDOWN = 4  # a traced run is slower: its CPU budget is this many times the problem's
 
 # Runs inside the sandbox as `python -c BOOT <reference file> <lines file> <runner args>`. The
@@ -102,11 +105,18 @@ def _traced(problem: Problem, view: View, sub, suite: str, device: str) -> set[i
 
 
 def cuda_lines(source: str) -> set[int]:
-    """Lines inside a branch taken only on CUDA: the body of `if <...cuda...>:` (the else
-    branch where the test is negated: `if not x.is_cuda:`, `if device != "cuda":`)."""
+    """Lines that only CUDA runs: the branch of an `if` whose test names CUDA or pinned memory
+    (a CPU tensor is never pinned without CUDA) taken when it holds (`if t.is_cuda:`,
+    `if k.is_pinned():`; the else branch of `if not ...` or `if device != "cuda":`), and simple
+    statements that call into CUDA themselves (`torch.cuda.synchronize()`)."""
     out: set[int] = set()
     for node in ast.walk(ast.parse(source)):
-        if not isinstance(node, (ast.If, ast.IfExp)) or "cuda" not in ast.unparse(node.test):
+        if isinstance(node, ast.stmt) and not hasattr(node, "body") and \
+                not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) and \
+                _CUDA.search(ast.unparse(node)):
+            out.update(range(node.lineno, node.end_lineno + 1))
+        if not isinstance(node, (ast.If, ast.IfExp)) or not _CUDA_TEST.search(
+                ast.unparse(node.test)):
             continue
         test = node.test
         negated = (isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)) or (
