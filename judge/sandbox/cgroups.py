@@ -1,10 +1,17 @@
-"""Per-run control groups: a memory cap, a process cap, CPU accounting and a whole-tree kill.
+"""Per-run control groups: a memory cap, a process cap, a CPU quota, CPU accounting and a
+whole-tree kill.
 
 Both hierarchies are handled. cgroup v1 (one mount per controller, as on the judge machines)
 and cgroup v2 (one unified tree). A run's groups are created as children of the groups the
 judge process itself is in, so the judge never moves out of what its own supervisor set up,
 and they are removed when the run ends. When no usable hierarchy is found the caller falls
 back to RLIMIT_AS for memory and RLIMIT_NPROC for processes.
+
+The CPU quota is what keeps one run from starving the host: time limits are CPU time, so a
+submission that forks spinners does not get a verdict any sooner, but without a quota it takes
+every core while it runs. A run may use ``cpus`` cores' worth of time per period (v1
+``cpu.cfs_quota_us``, v2 ``cpu.max``) and has half a normal group's weight when cores are
+contended (``cpu.shares`` 512, ``cpu.weight`` 50), so the judge and the web server stay ahead.
 """
 
 from __future__ import annotations
@@ -17,6 +24,9 @@ from dataclasses import dataclass, field
 
 PREFIX = "judge-sb-"
 _counter = itertools.count()
+CPU_PERIOD_US = 100_000
+V1_CONTROLLERS = ("memory", "pids", "cpuacct", "cpu")
+V2_CONTROLLERS = ("memory", "pids", "cpu")
 
 
 @dataclass
@@ -24,7 +34,8 @@ class Hierarchy:
     """Where to create run groups: ``version`` 'v1' or 'v2', and a base dir per controller."""
 
     version: str
-    bases: dict[str, str]  # v1: {"memory": dir, "pids": dir, "cpuacct": dir}; v2: {"": dir}
+    bases: dict[str, str]  # v1: {"memory": dir, "pids": dir, "cpuacct": dir, "cpu": dir};
+    #                        v2: {"": dir}
     v2_controllers: frozenset[str] = frozenset()  # v2: the ones enabled for child groups
 
     @property
@@ -34,6 +45,10 @@ class Hierarchy:
     @property
     def has_pids(self) -> bool:
         return "pids" in (self.v2_controllers if self.version == "v2" else self.bases)
+
+    @property
+    def has_cpu(self) -> bool:
+        return "cpu" in (self.v2_controllers if self.version == "v2" else self.bases)
 
 
 def _mounts() -> list[tuple[str, str, set[str]]]:
@@ -68,7 +83,7 @@ def detect() -> tuple[Hierarchy | None, str]:
     v1 = {}
     for kind, mnt, opts in mounts:
         if kind == "cgroup":
-            for ctrl in ("memory", "pids", "cpuacct"):
+            for ctrl in V1_CONTROLLERS:
                 if ctrl in opts and ctrl in own and ctrl not in v1:
                     v1[ctrl] = os.path.join(mnt, own[ctrl].lstrip("/"))
     if "memory" in v1:
@@ -76,6 +91,7 @@ def detect() -> tuple[Hierarchy | None, str]:
         if "memory" in h.bases:
             return h, ("cgroup v1: memory" + (", pids" if h.has_pids else "")
                        + (", cpuacct" if "cpuacct" in h.bases else "")
+                       + (", cpu" if h.has_cpu else "")
                        + f" groups are created under {h.bases['memory']}")
         return None, f"cgroup v1 memory controller at {v1['memory']} is not writable"
     for kind, mnt, _ in mounts:
@@ -99,18 +115,18 @@ def detect() -> tuple[Hierarchy | None, str]:
 
 
 def _enable_v2(base: str) -> set[str]:
-    """Enable memory and pids for the children of ``base``; returns those enabled."""
+    """Enable memory, pids and cpu for the children of ``base``; returns those enabled."""
     path = os.path.join(base, "cgroup.subtree_control")
     with open(path) as f:
         have = set(f.read().split())
-    for ctrl in ("memory", "pids"):
+    for ctrl in V2_CONTROLLERS:
         if ctrl not in have:
             try:
                 _write(path, f"+{ctrl}")
                 have.add(ctrl)
             except OSError:
                 pass
-    return have & {"memory", "pids"}
+    return have & set(V2_CONTROLLERS)
 
 
 def _write(path: str, value: str) -> None:
@@ -143,13 +159,16 @@ class RunGroup:
     dirs: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def create(cls, h: Hierarchy, memory_bytes: int, pids: int) -> "RunGroup":
+    def create(cls, h: Hierarchy, memory_bytes: int, pids: int,
+               cpus: float | None = None) -> "RunGroup":
+        """``cpus``: the CPU quota in cores (None: no quota)."""
         name = f"{PREFIX}{os.getpid()}-{next(_counter)}"
         g = cls(h)
         try:
             for ctrl, base in h.bases.items():
                 d = os.path.join(base, name)
-                os.mkdir(d)
+                if d not in g.dirs.values():  # co-mounted controllers (cpu,cpuacct) share one
+                    os.mkdir(d)
                 g.dirs[ctrl] = d
             if h.version == "v1":
                 m = g.dirs["memory"]
@@ -158,6 +177,11 @@ class RunGroup:
                     _write(f"{m}/memory.memsw.limit_in_bytes", str(memory_bytes))  # no swap
                 if "pids" in g.dirs:
                     _write(f"{g.dirs['pids']}/pids.max", str(pids))
+                if "cpu" in g.dirs and cpus:
+                    c = g.dirs["cpu"]
+                    _write(f"{c}/cpu.cfs_period_us", str(CPU_PERIOD_US))
+                    _write(f"{c}/cpu.cfs_quota_us", str(_quota_us(cpus)))
+                    _write(f"{c}/cpu.shares", "512")
             else:
                 d = g.dirs[""]
                 _write(f"{d}/memory.max", str(memory_bytes))
@@ -165,6 +189,9 @@ class RunGroup:
                     _write(f"{d}/memory.swap.max", "0")
                 if h.has_pids:
                     _write(f"{d}/pids.max", str(pids))
+                if h.has_cpu and cpus:
+                    _write(f"{d}/cpu.max", f"{_quota_us(cpus)} {CPU_PERIOD_US}")
+                    _write(f"{d}/cpu.weight", "50")
         except BaseException:
             g.remove()
             raise
@@ -217,6 +244,18 @@ class RunGroup:
             return int(ns) / 1e9 if ns.isdigit() else None
         return None
 
+    def throttled_s(self) -> float | None:
+        """How long the CPU quota held the group back (None: no cpu controller)."""
+        if self.hierarchy.version == "v2":
+            if not self.hierarchy.has_cpu:
+                return None
+            usec = _keyed(_read(f"{self.dirs['']}/cpu.stat")).get("throttled_usec")
+            return usec / 1e6 if usec is not None else None
+        if "cpu" not in self.dirs:
+            return None
+        ns = _keyed(_read(f"{self.dirs['cpu']}/cpu.stat")).get("throttled_time")
+        return ns / 1e9 if ns is not None else None
+
     def memory_stats(self) -> tuple[bool, bool, int | None]:
         """(an OOM kill happened, the limit was reached at least once, peak bytes).
 
@@ -237,7 +276,7 @@ class RunGroup:
                 int(peak) if peak.isdigit() else None)
 
     def remove(self) -> None:
-        for d in list(self.dirs.values()):
+        for d in dict.fromkeys(self.dirs.values()):
             for attempt in range(50):
                 try:
                     os.rmdir(d)
@@ -248,6 +287,10 @@ class RunGroup:
                     self.kill()
                     time.sleep(0.002)
         self.dirs.clear()
+
+
+def _quota_us(cpus: float) -> int:
+    return max(1000, int(cpus * CPU_PERIOD_US))
 
 
 def remove_stale(h: Hierarchy) -> None:

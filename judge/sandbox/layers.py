@@ -15,12 +15,13 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from . import accounts, bwrap, cgroups, pid1, seccomp, unshare
+from . import accounts, bwrap, cgroups, pid1, scratchfs, seccomp, unshare
 from .paths import check_reachable
 
 # Layers whose absence weakens isolation; these are listed in ``missing``.
 SECURITY_LAYERS = ("python_runs", "rlimits", "uid_drop", "private_fs", "netns", "pidns",
-                   "cgroup", "caps_dropped", "no_new_privs", "scrubbed_env", "seccomp")
+                   "cgroup", "cgroup_cpu", "run_fs", "caps_dropped", "no_new_privs",
+                   "scrubbed_env", "seccomp")
 
 
 @dataclass
@@ -103,6 +104,7 @@ def _probe() -> Probe:
     L["cgroup"] = h.version if h else None
     L["cgroup_memory"] = bool(h and h.has_memory)
     L["cgroup_pids"] = bool(h and h.has_pids)
+    L["cgroup_cpu"] = bool(h and h.has_cpu)
     D["cgroup"] = why
     D["cgroup_memory"] = ("memory is capped by the run's cgroup (an OOM kill is reported as "
                           "memory_exceeded)" if L["cgroup_memory"] else
@@ -110,6 +112,18 @@ def _probe() -> Probe:
                           "needs >= 2 GiB of it to import)")
     D["cgroup_pids"] = ("the number of processes is capped by the run's pids cgroup"
                         if L["cgroup_pids"] else "processes are capped with RLIMIT_NPROC only")
+    D["cgroup_cpu"] = ("a CPU quota per run (one core's worth by default) and a lower weight "
+                       "than the host's own work: forked spinners cannot starve the host"
+                       if L["cgroup_cpu"] else "no cpu controller for the run's cgroup: a run "
+                       "may keep every core busy while it is within its CPU time limits")
+
+    if linux and root:
+        L["run_fs"], D["run_fs"] = scratchfs.probe()
+    else:
+        L["run_fs"] = False
+        D["run_fs"] = ("not root: no filesystem of the run's own; the scratch dir is a host "
+                       "folder (file size capped by RLIMIT_FSIZE only)" if linux else
+                       "not Linux: the scratch dir is a host folder")
 
     mode, bw_path, feats, tools = "none", None, {}, None
     with accounts.acquire() as acct, tempfile.TemporaryDirectory(prefix="judge-probe-") as tmp:

@@ -26,12 +26,21 @@ class Limits:
     open_files: int = 256         # RLIMIT_NOFILE
     output_bytes: int = 256_000   # stdout + stderr the parent reads before it stops the run
     tmp_mb: int = 64              # size of the private /tmp and /dev/shm (bwrap only)
+    cpus: float = 1.0             # CPU quota in cores (cgroup cpu controller), not a time limit
+    # A filesystem of the run's own on the scratch dir (tmpfs, root only): its size and number
+    # of files. None: the scratch dir is used as it is (a host folder; its files stay after).
+    scratch_mb: int | None = None
+    scratch_files: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("wall_s", "cpu_s", "memory_mb", "processes", "file_size_mb",
-                     "open_files", "output_bytes", "tmp_mb"):
+                     "open_files", "output_bytes", "tmp_mb", "cpus"):
             if not getattr(self, name) > 0:
                 raise ValueError(f"Limits.{name} must be positive, got {getattr(self, name)!r}")
+        for name in ("scratch_mb", "scratch_files"):
+            value = getattr(self, name)
+            if value is not None and not value > 0:
+                raise ValueError(f"Limits.{name} must be positive or None, got {value!r}")
 
     @property
     def memory_bytes(self) -> int:

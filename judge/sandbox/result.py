@@ -22,10 +22,12 @@ class SandboxResult:
     wall_s: float
     cpu_s: float | None              # the tree's CPU time (cgroup) or the reaped children's
     wait_s: float | None = None      # how long the tree was held back by a busy CPU (usage.py)
+    throttled_s: float | None = None  # how long its CPU quota held it back (cgroup cpu)
     timed_out: bool = False
     timeout_kind: str | None = None  # "wall" | "cpu"
     memory_exceeded: bool = False
     output_exceeded: bool = False
+    disk_exceeded: bool = False      # it filled its scratch filesystem (Limits.scratch_mb)
     max_memory_bytes: int | None = None
     setup_error: str | None = None   # the wrapper failed before the command ran
     mode: str = "none"               # "bwrap" | "unshare" | "none"
@@ -38,7 +40,7 @@ class SandboxResult:
 def classify(res: SandboxResult, status: int, stop: str | None, mode: str, limits: Limits,
              oom: bool, hit_limit: bool) -> None:
     """Fill in returncode/signal and the flags from the wait status of the direct child, why
-    the parent stopped it (``stop``: wall, cpu, output or None) and the cgroup's memory
+    the parent stopped it (``stop``: wall, cpu, output, disk or None) and the cgroup's memory
     events. Where no cgroup is there, a MemoryError-like last word on stderr counts too."""
     if os.WIFSIGNALED(status):
         res.signal = os.WTERMSIG(status)
@@ -53,6 +55,8 @@ def classify(res: SandboxResult, status: int, stop: str | None, mode: str, limit
         res.setup_error = res.stderr.decode(errors="replace").strip()
     if stop == "output":
         res.output_exceeded = True
+    elif stop == "disk":
+        res.disk_exceeded = True
     elif stop in ("wall", "cpu"):
         res.timed_out, res.timeout_kind = True, stop
     elif res.signal == signal.SIGXCPU or (res.signal == signal.SIGKILL and res.cpu_s

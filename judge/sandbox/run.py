@@ -2,7 +2,9 @@
 
 How a run goes (Linux, as root, bwrap available):
 
-1. take a free slot uid (accounts), create the run's cgroups (cgroups), chown the scratch dir;
+1. take a free slot uid (accounts), mount the run's own filesystem on the scratch dir where
+   the caller asked for one (scratchfs), create the run's cgroups (cgroups), chown the
+   scratch dir;
 2. start ``/bin/sh`` as that uid, blocked reading a "go" line on its stdin (the *gate*);
 3. the parent moves it into the cgroups and sets its rlimits with prlimit, then writes "go":
    the gate execs bwrap, which execs the command. Everything the submission ever starts is
@@ -11,7 +13,8 @@ How a run goes (Linux, as root, bwrap available):
 4. the parent reads stdout/stderr with a cap and watches the clocks (watch): the tree's CPU
    time and run-queue wait (usage), and whatever a caller's ``monitor`` adds;
 5. at the end it kills what is left: bwrap (its pid namespace dies with it), the cgroup, and
-   every process of the slot's uid, and removes the cgroups.
+   every process of the slot's uid, removes the cgroups and unmounts the scratch filesystem
+   (whatever the run wrote there is gone).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ import sys
 import time
 from typing import Iterable, Sequence
 
-from . import accounts, bwrap, cgroups, limits as limits_mod, pid1, seccomp, unshare
+from . import accounts, bwrap, cgroups, limits as limits_mod, pid1, scratchfs, seccomp, unshare
 from .layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
 from .limits import Limits
 from .result import SandboxResult, classify
@@ -39,6 +42,7 @@ BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
 # outer process and the pid-1 shell; for unshare, unshare itself (root, but in the cgroup)
 # and the shell. Plus a little slack.
 WRAPPER_PROCS = {"bwrap": 2 + 2, "unshare": 2 + 2, "none": 0 + 2}
+DEFAULT_SCRATCH_FILES = 10_000
 
 
 class SandboxError(RuntimeError):
@@ -56,6 +60,9 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
     ``isolation``: "auto" (the best that works), or "bwrap" / "unshare" / "none" to force one.
     ``monitor``: called with a ``Usage`` about every 50 ms while the command runs; it returns
     None, or "cpu" / "wall" to stop the run (``result.timeout_kind`` is then that word).
+    With ``limits.scratch_mb`` set, the scratch dir gets a filesystem of the run's own for the
+    length of the run (see scratchfs): the run is stopped when it fills it
+    (``result.disk_exceeded``), and nothing written there is left afterwards.
     """
     limits = limits or Limits()
     if not argv:
@@ -79,17 +86,38 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
     child_env = _environment(env, scratch, private_tmp=mode == "bwrap")
 
     with accounts.acquire() as acct:
-        if acct.dropped:
-            os.chown(scratch, acct.uid, acct.gid)
-            os.chmod(scratch, 0o700)
-            needed = [scratch] + [h for h, _ in binds] + bwrap.python_roots(argv[0])
-            if os.path.isabs(argv[0]):
-                needed.append(argv[0])
-            problem = check_reachable(needed, acct.uid, acct.gid)
-            if problem:
-                raise SandboxError(problem)
-        return _run(argv, probe, mode, acct, scratch, binds, child_env, limits, device,
-                    warnings, monitor)
+        fs = _mount_scratch(scratch, limits, probe, acct, warnings)
+        try:
+            if acct.dropped:
+                os.chown(scratch, acct.uid, acct.gid)
+                os.chmod(scratch, 0o700)
+                needed = [scratch] + [h for h, _ in binds] + bwrap.python_roots(argv[0])
+                if os.path.isabs(argv[0]):
+                    needed.append(argv[0])
+                problem = check_reachable(needed, acct.uid, acct.gid)
+                if problem:
+                    raise SandboxError(problem)
+            return _run(argv, probe, mode, acct, scratch, binds, child_env, limits, device,
+                        warnings, monitor, fs)
+        finally:
+            if fs:
+                try:
+                    scratchfs.unmount(scratch)
+                except OSError as e:  # detached lazily; reported, not fatal
+                    warnings.append(f"could not unmount the scratch filesystem: {e}")
+
+
+def _mount_scratch(scratch: str, limits: Limits, probe: Probe, acct, warnings) -> bool:
+    if not limits.scratch_mb or not probe.layers.get("run_fs"):
+        return False
+    owner = (acct.uid, acct.gid) if acct.dropped else (os.getuid(), os.getgid())
+    try:
+        scratchfs.mount(scratch, limits.scratch_mb * limits_mod.MIB,
+                        limits.scratch_files or DEFAULT_SCRATCH_FILES, *owner)
+    except OSError as e:
+        warnings.append(f"no filesystem of the run's own on the scratch dir: {e}")
+        return False
+    return True
 
 
 def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) -> dict:
@@ -105,7 +133,7 @@ def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) ->
 
 
 def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, device,
-         warnings, monitor) -> SandboxResult:
+         warnings, monitor, fs: bool = False) -> SandboxResult:
     layers = dict(probe.layers)
     hardened = acct.dropped and accounts.drop_prefix(acct, harden=True) is not None
     layers.update(mode_layers(mode, hardened, probe.bwrap_features), mode=mode,
@@ -115,12 +143,12 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
     if probe.hierarchy:
         try:
             group = cgroups.RunGroup.create(probe.hierarchy, limits.memory_bytes,
-                                            limits.processes + wrapper)
+                                            limits.processes + wrapper, cpus=limits.cpus)
         except OSError as e:
             warnings.append(f"could not create the run's cgroup ({e}); using rlimits")
     h = group.hierarchy if group else None
     layers.update(cgroup=h.version if h else None, cgroup_memory=bool(h and h.has_memory),
-                  cgroup_pids=bool(h and h.has_pids))
+                  cgroup_pids=bool(h and h.has_pids), cgroup_cpu=bool(h and h.has_cpu))
     nproc = _nproc(acct, limits.processes + wrapper)
     if nproc is None:
         warnings.append("RLIMIT_NPROC not set: this uid is shared and its processes cannot "
@@ -130,6 +158,9 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
     layers["memory_limit"] = (f"cgroup-{h.version}" if layers["cgroup_memory"] else
                               ("none (cuda)" if device == "cuda" else "rlimit_as"))
     layers["rlimit_nproc"] = nproc is not None
+    layers["run_fs"] = fs
+    if fs:  # a full scratch filesystem stops the run, as too much output does
+        monitor = _disk_guard(scratch, monitor)
     layers["seccomp"] = bool(mode == "bwrap" and layers.get("seccomp"))
 
     fds: list[int] = []
@@ -179,14 +210,16 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
         for fd in list(fds):  # the output pipes are closed only after the kill: no EPIPE
             _close(fd, fds)
 
+    disk_full = fs and scratchfs.full(scratch)
     tree_cpu = group.cpu_s() if group else None
+    throttled = group.throttled_s() if group else None
     oom, hit_limit, peak = group.memory_stats() if layers["cgroup_memory"] else (0, 0, None)
     if _cleanup(group, acct, proc.pid if mode == "none" else None):
         warnings.append("some processes of the run could not be killed")
     res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
                         mode=mode, uid=acct.uid if acct.dropped else None,
                         max_memory_bytes=peak, warnings=warnings,
-                        wait_s=w.usage.wait_s if w.usage else None)
+                        wait_s=w.usage.wait_s if w.usage else None, throttled_s=throttled)
     # Without a cgroup: the CPU time of the tree as far as it was reaped (each wrapper waits
     # for its child, so the command's time is in it; orphans killed at the end are not), or
     # as last sampled, whichever saw more.
@@ -195,9 +228,18 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
         seen += [w.usage.cpu_s] if w.usage and w.usage.cpu_s is not None else []
         res.cpu_s = max(seen, default=None)
     classify(res, w.status, w.stop, mode, limits, bool(oom), bool(hit_limit))
+    res.disk_exceeded = res.disk_exceeded or bool(disk_full)
     res.layers = layers
     res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]
     return res
+
+
+def _disk_guard(scratch: str, monitor):
+    def guard(u):
+        if scratchfs.full(scratch):
+            return "disk"
+        return monitor(u) if monitor else None
+    return guard
 
 
 def _command(probe: Probe, mode, acct, argv, scratch, binds, env, limits: Limits, device,

@@ -8,7 +8,7 @@ asking for a stop. The caller then kills whatever is left.
 
 The monitor is how a caller enforces limits of its own on parts of a run (the judge's per-test
 CPU limits): it is called every POLL_S with the tree's usage and returns None, or why to stop
-("cpu" or "wall"). It runs on this thread, so it must be quick.
+("cpu", "wall" or "disk"). It runs on this thread, so it must be quick.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ POLL_S = 0.05        # with one: it also reads the child's progress, so look mor
 class Watch:
     stdout: bytearray = field(default_factory=bytearray)
     stderr: bytearray = field(default_factory=bytearray)
-    stop: str | None = None          # "wall" | "cpu" | "output" | None (the child exited)
+    stop: str | None = None          # "wall" | "cpu" | "output" | "disk" | None (it exited)
     status: int | None = None        # from wait4, when the child was reaped inside the loop
     rusage: object | None = None
     usage: Usage | None = None       # the last sample taken
@@ -120,7 +120,7 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
                     break
                 why = monitor(w.usage) if monitor else None
                 if why:
-                    w.stop = "cpu" if why == "cpu" else "wall"
+                    w.stop = why if why in ("cpu", "disk") else "wall"
                     break
     finally:
         sel.close()
