@@ -14,6 +14,7 @@ def test_counters(observe):
         log.append([what] + w.counters())
 
     note("new pool")
+    observe("kv of a new pool, before the engine binds it", TieredPrefixCachingBlockPool(6, 4, 3).kv)
     pool.lookup([1, 2, 3]); note("lookup of a partial block")
     pool.lookup([]); note("lookup of nothing")
     s = toks(1000, 3)

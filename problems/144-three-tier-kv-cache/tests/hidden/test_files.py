@@ -80,3 +80,15 @@ def test_disk_capacity_zero(observe, tmp_path):
     observe("content numbers in returned blocks", w.tags(found))
     observe("counters: hit tokens by tier, all, queries; copies", w.counters())
     observe("broken invariants", w.problems())
+
+
+def test_disk_folder_that_exists_already(observe, tmp_path):
+    """The pool creates its folder if needed, and takes one that is already there."""
+    (tmp_path / "disk").mkdir()
+    w = World(tmp_path, num_blocks=2, host=0, disk=4)
+    observe("kv of a new pool, before the engine binds it",
+            type(w.pool)(2, 4, 0, str(tmp_path / "other"), 4).kv)
+    for start in (100, 200, 300):
+        w.serve(w.name(f"P{start}", toks(start, 2)))
+    observe("host keys, disk keys, files", w.tiers())
+    observe("broken invariants", w.problems())

@@ -85,3 +85,19 @@ def test_what_write_through_costs(observe, tmp_path):
             observe(f"seed {seed}, {policy}: broken invariants", w.problems())
         observe(f"seed {seed}: write-through makes more copies",
                 figures["write_through"]["copies made"] > figures["write_back"]["copies made"])
+
+
+def test_reload_rewrites_a_dropped_disk_copy(observe, tmp_path):
+    """A disk tier of one block: A's first block was dropped from disk by A's second; after the
+    GPU reuses everything, looking A up reloads from host and writes each block through again."""
+    w = World(tmp_path, num_blocks=4, host=4, disk=1, policy="write_through")
+    pool = w.pool
+    a = w.name("A", toks(100, 2))
+    w.serve(a)
+    raw = pool.allocate(4)
+    pool.free(raw)
+    found = pool.lookup(a)
+    observe("lookup(A) returns", found)
+    observe("every returned block holds the KV of its prefix", w.tags(found) == w.expected_tags(a, len(found)))
+    observe("host keys, disk keys, files", w.tiers())
+    observe("counters", w.counters())
