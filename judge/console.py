@@ -19,8 +19,9 @@ MESSAGES = {
         "result": "result", "first_failure": "First failure", "expected": "expected",
         "got": "got", "label": "observation", "compile_error": "Your file does not import",
         "internal_error": "Internal error in the judge (not your fault); please report it.",
-        "hidden_note": "(hidden test: only the observation's label or the error's type and "
-                       "line are shown)",
+        "hidden_note": "(hidden test: only the verdict and the observation's label are shown)",
+        "scored_hidden": "The score counts the hidden tests only; the public tests are for "
+                         "practice.",
         "line": "line", "output": "What your code printed (public tests, last lines)",
         "check_ok": "{name}: OK", "check_fail": "{name}: FAILED",
         "submission": "submission", "expect": "expect", "problems": "problems",
@@ -43,7 +44,8 @@ MESSAGES = {
         "result": "结果", "first_failure": "第一个失败", "expected": "期望",
         "got": "实际", "label": "观测", "compile_error": "你的文件无法导入",
         "internal_error": "评测系统内部错误（不是你的问题），请报告。",
-        "hidden_note": "（隐藏测试：只显示观测的名称，或错误的类型与行号）",
+        "hidden_note": "（隐藏测试：只显示结果和观测的名称）",
+        "scored_hidden": "得分只计算隐藏测试；公开测试用于练习。",
         "line": "行", "output": "你的代码的输出（公开测试，最后几行）",
         "check_ok": "{name}：通过", "check_fail": "{name}：未通过",
         "submission": "提交", "expect": "期望", "problems": "问题",
@@ -226,6 +228,9 @@ def print_report(con: Console, report: dict) -> None:
     v = report["verdict"]
     con.print(f"{con.t('verdict')}: {con.verdict(v)} ({verdict_name(v, con.lang)})   "
               f"{con.t('score')}: {report['score'] * 100:.0f}%")
+    suites = {t["name"].split("/", 1)[0] for t in report["tests"]}
+    if report.get("scored_suites") == ["hidden"] and len(suites) > 1:
+        con.print(con.c(con.t("scored_hidden"), "dim"))
 
 
 CELL = {"AC": ".", "WA": "W", "RE": "R", "TLE": "T", "MLE": "M", "OLE": "O", "CE": "C",

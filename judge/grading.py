@@ -27,6 +27,7 @@ from .problem import SUITES, Problem, load_problem
 from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from .report import Failure, Report, TestResult
 from .runner.errors import describe_syntax_error
+from .scoring import log_hidden_timings, score_of, scored_suites, suite_timings
 from .suite_run import run_suite
 from .verdict import Verdict, overall
 from .view import View
@@ -114,9 +115,8 @@ class _Grading:
     # -- report skeletons -------------------------------------------------------------------
 
     def _report(self, verdict: Verdict, tests: list[TestResult], **kw) -> Report:
-        counted = [t for t in tests if t.verdict.counts]
-        total = sum(t.weight for t in counted)
-        score = sum(t.weight for t in counted if t.verdict.passed) / total if total else 0.0
+        scored = scored_suites(suite for suite, ts in self.plan.items() if ts)
+        score = score_of(tests, scored)
         if verdict in (Verdict.CE, Verdict.IE):
             score = 0.0
         return Report(verdict=verdict, score=score,
@@ -124,7 +124,8 @@ class _Grading:
                                "version": _safe_version(self.problem)},
                       submission={"sha256": hashlib.sha256(
                           self.source.encode("utf-8", "surrogatepass")).hexdigest()},
-                      tests=tests, timings=self.timings, provenance=self.provenance, **kw)
+                      tests=tests, timings=self.timings, provenance=self.provenance,
+                      scored_suites=list(scored), **kw)
 
     def _not_run(self, kind: str = "not_run") -> list[TestResult]:
         return [TestResult(t.name, s, Verdict.NR, weight=t.weight,
@@ -174,18 +175,19 @@ class _Grading:
         with View(self.problem) as view:
             sub = view.submission("student", self.source)
             self.timings["prepare_s"] = round(time.perf_counter() - t, 4)
-            suites = list(ref_tests)
+            suites = [s for s in ref_tests if ref_tests[s]]  # a problem may have no hidden tests
             if self.fail_fast:
                 runs = {}
                 for s in suites:
                     runs[s] = self._run(view, sub, s, limits[s], ref_tests[s])
                     if self.stop.is_set() or _ended_badly(runs[s]):
                         break
-            elif self.parallel and len(suites) > 1:
+            elif self.parallel and len(suites) > 1 and "hidden" not in suites:
                 with ThreadPoolExecutor(len(suites)) as pool:
                     runs = dict(zip(suites, pool.map(
                         lambda s: self._run(view, sub, s, limits[s], ref_tests[s]), suites)))
-            else:
+            else:  # the public run ends before the hidden one starts: nothing the hidden
+                # run can touch (free space, load, timing) reaches the public run's output
                 runs = {s: self._run(view, sub, s, limits[s], ref_tests[s]) for s in suites}
         t = time.perf_counter()
         report = self._judge(runs, ref_tests, limits)
@@ -243,7 +245,7 @@ class _Grading:
                     if self.fail_fast and r.verdict.counts and not r.verdict.passed:
                         self.stop.set()
                     self.emit({"type": "test_finished", "test": name,
-                               "verdict": str(r.verdict), "time_s": r.time_s})
+                               "verdict": str(r.verdict), "time_s": r.to_dict()["time_s"]})
 
         run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
                         targets=targets, limits=limits, device=self.device,
@@ -263,7 +265,7 @@ class _Grading:
                 tests += [_stopped(name, suite, self.problem.weight(name), hidden)
                           for name in ref_tests[suite]]
                 continue
-            self._provenance_from(run)
+            self._provenance_from(run, hidden)
             if run.sandbox_error or run.log.runner_error:
                 internal = internal or f"{suite} run: {run.sandbox_error or run.log.runner_error}"
             info = run.log.compile_error or (run.log.collect_errors[0]
@@ -273,11 +275,11 @@ class _Grading:
                     f"a test file ({info.get('file')}) could not import from your module: "
                 ce = compile_error(info, hidden=hidden, source=self.source,
                                    redact=self.redact, context=context)
-            self.timings[f"{suite}_s"] = round(run.wall_s, 4)
-            self.timings.setdefault("phases", {})[suite] = {
-                "start_s": _r(run.start_s), "import_s": _r(run.log.import_s),
-                "tests_s": _r((run.log.finished or {}).get("tests_s")),
-                "cpu_s": _r(run.cpu_s), "cpu_wait_s": _r(run.wait_s), "runs": run.attempts}
+            if hidden:  # its duration and phases are the submission's to shape: log only
+                log_hidden_timings(self.problem.name, suite, run)
+            else:
+                self.timings[f"{suite}_s"] = round(run.wall_s, 4)
+                self.timings.setdefault("phases", {})[suite] = suite_timings(run)
             if suite == "public" and (run.stdout or run.stderr):
                 self.output = self.redact(run.output_tail())
             ctx = Context(run, hidden=hidden, source=self.source, redact=self.redact,
@@ -297,7 +299,7 @@ class _Grading:
                                    failure=Failure("not_run", hidden=hidden))
                 tests.append(r)
                 self.emit({"type": "test_finished", "test": name, "verdict": str(r.verdict),
-                           "time_s": r.time_s})
+                           "time_s": r.to_dict()["time_s"]})
         if internal is not None:
             return self.internal_error(internal)
         order = tests
@@ -306,13 +308,13 @@ class _Grading:
         verdict = overall([t.verdict for t in order], compile_error=ce is not None)
         return self._report(verdict, tests, compile_error=ce, output=self.output)
 
-    def _provenance_from(self, run) -> None:
+    def _provenance_from(self, run, hidden: bool) -> None:
         if run.layers and not self.provenance["sandbox_layers"]:
             self.provenance["sandbox_layers"] = run.layers
             self.provenance["missing_layers"] = run.missing_layers or sorted(
                 k for k, v in run.layers.items() if not v)
-        gpu = (run.log.finished or {}).get("gpu_name")
-        if gpu and self.device == "cuda":
+        gpu = (run.log.finished or {}).get("gpu_name")  # a hidden run could write any name
+        if gpu and self.device == "cuda" and not hidden:
             self.provenance["gpu_name"] = gpu
 
 
@@ -367,10 +369,6 @@ def _stopped(name: str, suite: str, weight: float, hidden: bool) -> TestResult:
 
 def _nodes(ref_tests: dict) -> list[str]:
     return [n.split("/", 1)[1] for n in ref_tests]
-
-
-def _r(x):
-    return None if x is None else round(float(x), 4)
 
 
 def _files(folder) -> list:

@@ -1,12 +1,15 @@
 """One test's verdict: what the child said about it, held against the reference's observations.
 
 Rules, in the order the events happened inside the test:
+- lines about the test reached the parent out of order (results.py: forged) -> WA;
 - an observation that differs from the reference's (label, value) -> WA at the first one;
 - then how the test ended: passed -> AC if the stream matches in full (counts too) else WA;
   timeout -> TLE; MemoryError -> MLE; an exception with a frame in the submission -> RE;
   a failed assert, a non-JSON observation or another error in the test's own code -> WA;
   skipped by the submission (but not by the reference) -> WA;
 - the child died during the test -> TLE / MLE / OLE (the sandbox's flags) or RE;
+- it raised "No space left on device" and the parent saw the run's scratch filesystem full
+  -> OLE (disk quota), as when the parent stopped the run for it during the test;
 - the test never started because the child died earlier -> NR (counts as failed);
 - whatever the child said, a test for which the parent measured more CPU time than its limit
   (plus the grace the parent allows before it stops a run) -> TLE.
@@ -14,14 +17,15 @@ Rules, in the order the events happened inside the test:
 Times are CPU seconds (clock.py). A run stopped by the wall-clock net was run twice before it
 gets here (suite_run.py), so the TLE it gives says that the code waited rather than computed.
 
-For hidden tests only the kind, the reference's label, a built-in exception name and a line
-number inside the submission leave this module; for public tests, text the child produced is
-shown after `Redactor` removed any line of the hidden tests or of the reference solution.
+For hidden tests only the verdict, the kind of failure (a fixed word) and the reference's label
+leave this module: no time, no count of observations, no exception name or line number, since
+the submission could choose any of those to spell out what it read in the hidden tests. For
+public tests, text the child produced is shown after `Redactor` removed any line of the hidden
+tests or of the reference solution. A test whose lines came out of order (results.py) fails.
 """
 
 from __future__ import annotations
 
-import builtins
 import json
 import signal as _signal
 
@@ -29,11 +33,9 @@ from .bounded import finite, shown
 from .clock import GRACE_S, TimeLimits, shown_cpu_s, wall_net
 from .compare import compare
 from .report import Failure, TestResult
+from .suite_run import SCRATCH_FILES, SCRATCH_MB
 from .verdict import Verdict
 
-_BUILTIN_EXC = {n for n, v in vars(builtins).items()
-                if isinstance(v, type) and issubclass(v, BaseException)}
-_OWN_EXC = {"ObservationError", "JudgeTimeout"}
 MIN_SECRET = 20
 
 
@@ -69,11 +71,11 @@ class Context:
         return self.limits.for_test(node) if self.limits else None
 
     def exc_type(self, name):
-        if not self.hidden:
-            return name
-        return name if name in _BUILTIN_EXC or name in _OWN_EXC else "Exception"
+        return None if self.hidden else name
 
     def line(self, n):
+        if self.hidden:
+            return None
         return n if isinstance(n, int) and 1 <= n <= self.n_lines else None
 
     def text(self, s):
@@ -98,6 +100,10 @@ def death(run) -> tuple[Verdict, str, str]:
         return Verdict.MLE, "memory", "the run reached its memory limit during this test"
     if run.output_exceeded:
         return Verdict.OLE, "output", "the run printed more than its output limit"
+    if getattr(run, "disk_exceeded", False):
+        return Verdict.OLE, "disk", (
+            f"the run filled its scratch space (disk quota: {SCRATCH_MB} MiB in at most "
+            f"{SCRATCH_FILES:,} files and folders) during this test")
     if run.signal in (_signal.SIGXCPU,):
         return Verdict.TLE, "timeout", ("a process of the run used up the CPU time the whole "
                                         "suite may take, during this test")
@@ -137,9 +143,18 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
                *, victim: bool) -> TestResult:
     """`ref`: the reference's {outcome, observations, time_s}; `rec`: the child's TestRecord or
     None; `victim`: this test was the one in progress (or next) when the child died."""
-    res = TestResult(name=name, suite=suite, verdict=Verdict.AC, weight=weight)
+    res = TestResult(name=name, suite=suite, verdict=Verdict.AC, weight=weight,
+                     hidden=ctx.hidden)
     if ref["outcome"] == "skipped":
         res.verdict = Verdict.SKIP
+        return res
+    node = name.split("/", 1)[1] if "/" in name else name
+    log = getattr(ctx.run, "log", None)
+    if log is not None and log.is_tampered(node):
+        res.verdict = Verdict.WA
+        res.failure = Failure("tampered", hidden=ctx.hidden, message=(
+            "lines about this test reached the judge out of order, so they did not all come "
+            "from its test runner (did the code under test write them?)"))
         return res
     if rec is None or rec.started_t is None:
         if victim:
@@ -151,12 +166,11 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
                                   hidden=ctx.hidden)
         return res
     fin = rec.finished
-    node = name.split("/", 1)[1] if "/" in name else name
     res.observations = len(rec.observations)
     measured = ctx.clock.tests.get(node) if ctx.clock else None
     res.time_s = shown_cpu_s(fin.get("cpu_s") if fin else None, measured)
-    if res.time_s is None:  # no CPU measurement on this host: wall clock, as the child says
-        res.time_s = fin.get("duration_s") if fin else _elapsed(rec, ctx.run)
+    if res.time_s is None:  # no CPU measurement on this host: the wall clock, within the run's
+        res.time_s = _elapsed(rec, ctx.run)
     if rec.oversized:
         res.verdict = Verdict.OLE
         res.failure = Failure("output", hidden=ctx.hidden, message=ctx.text(rec.oversized))
@@ -197,6 +211,12 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
             f"the test used more CPU time than its limit ({limit:.1f}s)" if limit else
             "the test used more CPU time than its limit"))
         return res
+    if getattr(ctx.run, "disk_exceeded", False) and _no_space(fin):
+        # the parent saw the run's scratch filesystem full; the test that hit it is named by
+        # the error it raised (the child's word picks the test, not the verdict)
+        v, fkind, msg = death(ctx.run)
+        res.verdict, res.failure = v, Failure(fkind, message=msg, hidden=ctx.hidden)
+        return res
     if outcome == "memory" or kind == "memory":
         res.verdict, fkind = Verdict.MLE, "memory"
     elif kind == "student":
@@ -212,9 +232,19 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
     return res
 
 
+def _no_space(fin: dict) -> bool:
+    msg = fin.get("message") or ""
+    return "[Errno 28]" in msg or "No space left on device" in msg
+
+
 def _elapsed(rec, run) -> float | None:
-    end = run.spawn_t + run.wall_s
-    return max(0.0, end - rec.started_t) if rec.started_t else None
+    """The test's wall time as far as the parent can bound it: from its start (the child's
+    clock) to its end (ditto) or the run's, never more than the whole run."""
+    fin = rec.finished or {}
+    d = fin.get("duration_s")
+    if d is None and rec.started_t:
+        d = run.spawn_t + run.wall_s - rec.started_t
+    return None if d is None else min(max(0.0, d), float(run.wall_s or 0.0))
 
 
 def compile_error(info: dict, *, hidden: bool, source: str, redact: Redactor,
@@ -224,8 +254,8 @@ def compile_error(info: dict, *, hidden: bool, source: str, redact: Redactor,
     line = info.get("line")
     line = line if isinstance(line, int) and 1 <= line <= n_lines else None
     exc = info.get("exc_type")
-    if hidden:
-        return {"exc_type": exc if exc in _BUILTIN_EXC else "Exception", "line": line,
+    if hidden:  # nothing the submission could choose: not even the exception or the line
+        return {"exc_type": None, "line": None,
                 "message": "your module failed to import while the hidden tests ran",
                 "traceback": None}
     msg = redact(info.get("message"))

@@ -4,9 +4,11 @@
 Per-test verdicts are the overall ones (AC WA RE TLE MLE OLE) plus NR (not run: the child died
 before the test started; counts as failed) and SKIP (skipped by the reference too; not scored).
 
-A hidden test's failure carries only: kind, and either the observation's label or the exception
-type and the line in the submission. Those are the only fields put into it in the first place
-(see grading.py), so nothing else can leak through a front end.
+A hidden test carries only its verdict, and a failure its kind and the observation's label (the
+reference's): no time, no count of observations, no exception type or line, all of which the
+submission could pick to spell out the hidden tests. Those are the only fields put into it in
+the first place (judging.py), and `to_dict` leaves out the rest again, so nothing else can leak
+through a front end.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from .verdict import Verdict
 
 SCHEMA_VERSION = 1
 HIDDEN_FIELDS = ("kind", "label", "exc_type", "line")
+HIDDEN_VALUES = ("kind", "label")
 
 
 @dataclass
@@ -39,8 +42,8 @@ class Failure:
 
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "hidden"}
-        if self.hidden:
-            d = {k: d[k] for k in HIDDEN_FIELDS}
+        if self.hidden:  # the keys stay (front ends read them), the values the student chose go
+            d = {k: d[k] if k in HIDDEN_VALUES else None for k in HIDDEN_FIELDS}
         return d
 
 
@@ -55,11 +58,13 @@ class TestResult:
     weight: float = 1.0
     failure: Failure | None = None
     observations: int = 0         # how many the submission recorded
+    hidden: bool = False          # a hidden test shown to a student: time and count stay here
 
     def to_dict(self) -> dict:
+        shown = not self.hidden
         return {"name": self.name, "suite": self.suite, "verdict": str(self.verdict),
-                "time_s": None if self.time_s is None else round(self.time_s, 4),
-                "weight": self.weight, "observations": self.observations,
+                "time_s": None if self.time_s is None or not shown else round(self.time_s, 4),
+                "weight": self.weight, "observations": self.observations if shown else None,
                 "failure": self.failure.to_dict() if self.failure else None}
 
 
@@ -74,6 +79,7 @@ class Report:
     timings: dict = field(default_factory=dict)
     provenance: dict = field(default_factory=dict)
     output: str | None = None      # the tail of what the public run printed (public only)
+    scored_suites: list = field(default_factory=list)  # whose tests the score counts
     ie_cause: str | None = None    # why the judge failed: logged and for instructors, never
     #                                 part of to_dict()
 
@@ -99,6 +105,7 @@ class Report:
             "schema_version": SCHEMA_VERSION,
             "verdict": str(self.verdict),
             "score": round(self.score, 6),
+            "scored_suites": list(self.scored_suites),
             "problem": dict(self.problem),
             "submission": dict(self.submission),
             "tests": [t.to_dict() for t in self.tests],

@@ -1,7 +1,15 @@
-"""Reading what a sandboxed child wrote: its JSON-lines results file, trusted for nothing.
+"""Reading what a sandboxed child wrote: its runner's JSON lines, trusted for nothing.
 
 Every field is type-checked; malformed lines are dropped; sizes are capped. What comes out is
 "what the child said", to be compared with the reference by the parent.
+
+The lines arrive in the order they were written (a pipe), and the runner writes them in one
+order only: `start`, then `imported`, `collected`, then for one test at a time `test_started`,
+its observations, `test_finished`, and `finished` last. The submission runs in the same
+process and can write lines too, but not without breaking that order somewhere, because the
+runner still writes its own. So nothing is "first come, first kept": a line that does not fit
+the order is dropped, and a test named in one, or running when it came, is `tampered`, which
+fails it. A repeated once-only event (`start`, `imported`, `collected`, `finished`) is dropped.
 """
 
 from __future__ import annotations
@@ -18,6 +26,7 @@ from .bounded import line_problem, test_named_in
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 MAX_OBSERVATIONS = 100_000
 MAX_TEXT = 4000
+MAX_TAMPERED = 10_000  # names kept; beyond that every test counts as tampered
 
 
 def read_capped(path: str | os.PathLike, offset: int = 0,
@@ -96,6 +105,9 @@ class ChildLog:
     finished: dict | None = None
     runner_error: str | None = None
     n_observations: int = 0
+    tampered: set[str] = field(default_factory=set)  # tests with lines out of order
+    _open: str | None = None                         # the test between its start and finish
+    _seen: set[str] = field(default_factory=set)     # once-only events already applied
     _rest: bytes = b""
 
     def feed(self, data: bytes) -> list[dict]:
@@ -124,8 +136,20 @@ class ChildLog:
             rec = self.tests[name] = TestRecord(name)
         return rec
 
+    def is_tampered(self, name: str) -> bool:
+        return name in self.tampered or len(self.tampered) >= MAX_TAMPERED
+
+    def _tamper(self, *names: str | None) -> None:
+        for name in names:
+            if name is not None and len(self.tampered) < MAX_TAMPERED:
+                self.tampered.add(name)
+
     def _apply(self, ev: dict) -> bool:
         kind = ev["ev"]
+        if kind in ("start", "imported", "collected", "finished"):
+            if kind in self._seen:
+                return False
+            self._seen.add(kind)
         if kind == "start":
             self.started_t = _num(ev.get("t"))
         elif kind == "imported":
@@ -138,8 +162,9 @@ class ChildLog:
             self.import_timeout = True
         elif kind == "collected":
             tests = ev.get("tests")
-            if isinstance(tests, list) and self.collected is None:
-                self.collected = [t for t in tests if isinstance(t, str)]
+            if not isinstance(tests, list):
+                return False
+            self.collected = [t for t in tests if isinstance(t, str)]
         elif kind == "collect_error":
             info = _error_fields(ev)
             info["file"] = _str(ev.get("file"), 300)
@@ -148,27 +173,35 @@ class ChildLog:
             name = ev.get("test")
             if not isinstance(name, str) or len(name) > 1000:
                 return False
+            if not self._in_order(kind, name):
+                self._tamper(name, self._open)
+                return False
             return self._apply_test(kind, name, ev)
         elif kind == "finished":
-            if self.finished is None:
-                self.finished = {"t": _num(ev.get("t")), "tests_s": _num(ev.get("tests_s")),
-                                 "torch": _str(ev.get("torch"), 100),
-                                 "gpu_name": _str(ev.get("gpu_name"), 200)}
+            self.finished = {"t": _num(ev.get("t")), "tests_s": _num(ev.get("tests_s")),
+                             "torch": _str(ev.get("torch"), 100),
+                             "gpu_name": _str(ev.get("gpu_name"), 200)}
         elif kind == "runner_error":
             self.runner_error = _str(ev.get("message")) or "runner error"
         else:
             return False
         return True
 
+    def _in_order(self, kind: str, name: str) -> bool:
+        if kind == "test_started":
+            rec = self.tests.get(name)
+            return (self._open is None and self.collected is not None
+                    and name in self.collected and (rec is None or rec.started_t is None))
+        return self._open == name
+
     def _apply_test(self, kind: str, name: str, ev: dict) -> bool:
         rec = self.record(name)
         if kind == "test_started":
-            if rec.started_t is not None:
-                return False
             rec.started_t, rec.limit_s = _num(ev.get("t")) or 0.0, _num(ev.get("limit_s"))
             self.order.append(name)
+            self._open = name
         elif kind == "observation":
-            if rec.finished is not None or self.n_observations >= MAX_OBSERVATIONS:
+            if self.n_observations >= MAX_OBSERVATIONS:
                 return False
             label = ev.get("label")
             if not isinstance(label, str) or "value" not in ev:
@@ -176,16 +209,16 @@ class ChildLog:
             rec.observations.append({"label": label[:200], "value": ev["value"]})
             self.n_observations += 1
         else:
-            if rec.finished is not None:
-                return False
             outcome = ev.get("outcome")
             if outcome not in ("passed", "failed", "error", "skipped", "timeout", "memory"):
+                self._tamper(name)
                 return False
             info = _error_fields(ev)
             info.update(outcome=outcome, kind=_str(ev.get("kind"), 20),
                         where=_str(ev.get("where"), 300), duration_s=_num(ev.get("duration_s")),
                         cpu_s=_num(ev.get("cpu_s")))
             rec.finished = info
+            self._open = None
         return True
 
     @property

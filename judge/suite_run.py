@@ -1,5 +1,8 @@
 """Running one suite of one module (a submission or the reference) in a sandboxed child,
-following its results file and charging its CPU time to its phases while it runs (clock.py).
+following what its runner reports through a pipe and charging its CPU time to its phases while
+it runs (clock.py). The pipe, not a file in the scratch folder, so that nothing the submission
+writes there can come first or be read as the runner's; the scratch folder is a filesystem of
+the run's own (SCRATCH_MB, SCRATCH_FILES) where the host allows one.
 
 A run that only the wall-clock net stopped (it was waiting, or the host starved it of CPU
 beyond what the net allows for) is run once more from the start: a verdict must not depend on
@@ -18,15 +21,18 @@ from pathlib import Path
 from typing import Callable
 
 from .clock import PhaseClock, TimeLimits, suite_wall_net
-from .results import ChildLog, read_capped
+from .results import MAX_RESULTS_BYTES, ChildLog
 from .view import View
 
-from .sandbox import Limits, run_sandboxed
+from .sandbox import Limits, child_pipe, run_sandboxed
 from .sandbox.usage import Usage
 
 log_ = logging.getLogger("judge")
 
-RESULTS = "results.jsonl"
+RESULTS = "results.jsonl"  # the runner's file when run by hand; the judge passes a pipe
+# The run's own filesystem on its scratch folder (the tests' tmp_path is in /tmp, capped apart)
+SCRATCH_MB = 64
+SCRATCH_FILES = 10_000
 
 
 @dataclass
@@ -41,6 +47,7 @@ class SuiteRun:
     timeout_kind: str | None = None     # "cpu" | "wall": which clock stopped it
     memory_exceeded: bool = False
     output_exceeded: bool = False
+    disk_exceeded: bool = False         # it filled its scratch filesystem
     stdout: bytes = b""
     stderr: bytes = b""
     layers: dict = field(default_factory=dict)
@@ -56,7 +63,7 @@ class SuiteRun:
     def died(self) -> bool:
         """The child ended abnormally (killed, crashed, limits, non-zero status)."""
         return bool(self.timed_out or self.memory_exceeded or self.output_exceeded
-                    or self.signal or (self.returncode not in (0, None)))
+                    or self.disk_exceeded or self.signal or (self.returncode not in (0, None)))
 
     @property
     def start_s(self) -> float | None:
@@ -107,8 +114,10 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
     lim = problem.limits
     conf, scratch = view.run_dirs(run, dict(limits.tests))
     suite_dir = view.tests[suite]
+    results_r, results_w = child_pipe()
     argv = [sys.executable, "-P", "-s", "-m", "judge_runner",
-            "--results", RESULTS, "--module", problem.module, "--submission", str(submission),
+            "--results-fd", str(results_w), "--module", problem.module,
+            "--submission", str(submission),
             "--suite-dir", str(suite_dir), "--limits", str(conf / "limits.json"),
             "--default-limit", f"{limits.default_s:.3f}",
             "--import-limit", f"{limits.import_s:.3f}", *targets]
@@ -116,13 +125,24 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
                               suite_dir, conf)]
     box = Limits(wall_s=suite_wall_net(lim), cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
                  processes=64, file_size_mb=64, open_files=256,
-                 output_bytes=lim.output_kb * 1024)
+                 output_bytes=lim.output_kb * 1024, scratch_mb=SCRATCH_MB,
+                 scratch_files=SCRATCH_FILES)
     out = SuiteRun(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=PhaseClock(limits))
-    offset = [0]
+    pending = bytearray()
+    received = [0]
+
+    def take(chunk: bytes) -> bool:
+        """The results pipe's bytes, kept until the next sample; True (stop the run: OLE)
+        past MAX_RESULTS_BYTES."""
+        received[0] += len(chunk)
+        if received[0] > MAX_RESULTS_BYTES:
+            return True
+        pending.extend(chunk)
+        return False
 
     def pump(u: Usage) -> None:
-        data = read_capped(scratch / RESULTS, offset[0])
-        offset[0] += len(data)
+        data = bytes(pending)
+        pending.clear()
         events = out.log.feed(data) if data else []
         for ev in events:
             out.clock.event(ev, u)
@@ -144,12 +164,15 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
                             ro_binds=[(str(a), str(b)) for a, b in binds],
                             scratch=str(scratch), env=child_env(problem, view,
                                                                 submission.parent, device),
-                            limits=box, device=device, monitor=monitor)
+                            limits=box, device=device, monitor=monitor,
+                            pass_fds=(results_w,), readers={results_r: take})
     except Exception as exc:  # the sandbox itself failed: the judge's fault
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t
         pump(out.clock.last)
         return out
+    finally:
+        os.close(results_r)
     last = out.clock.last
     final = Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
                   res.wait_s if res.wait_s is not None else last.wait_s)
@@ -163,6 +186,7 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
     out.timed_out, out.memory_exceeded = bool(res.timed_out), bool(res.memory_exceeded)
     out.timeout_kind = res.timeout_kind if res.timed_out else None
     out.output_exceeded = bool(res.output_exceeded)
+    out.disk_exceeded = bool(getattr(res, "disk_exceeded", False))
     out.stdout, out.stderr = bytes(res.stdout or b""), bytes(res.stderr or b"")
     out.wall_s = float(res.wall_s)
     out.cpu_s, out.wait_s = res.cpu_s, res.wait_s

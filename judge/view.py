@@ -8,27 +8,42 @@
     <work>/run-<run>/                 the run's scratch folder (its cwd, the only writable place)
 
 Everything is copied rather than bound in place, so the view is the same whether or not the
-sandbox can build a private filesystem, and readable by the sandbox's unprivileged user.
+sandbox can build a private filesystem. The folder is sealed (sandbox/grants.py): root-only,
+with each run's uid let in to what that run mounts, for that run; so without a private
+filesystem view one grading's runs still cannot read another's submission or hidden tests.
+Its name carries the judge's pid, so the first View of a later judge process removes folders
+that a judge which died mid-grading left behind (with any scratch filesystem still mounted).
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
+import re
 import shutil
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 from .problem import Problem
+from .sandbox import grants, scratchfs
 
 RUNNER_SRC = Path(__file__).resolve().parent / "runner"
 _IGNORE = shutil.ignore_patterns("__pycache__", "*.pyc", ".*")
+_ORPHAN = re.compile(r"^judge-[0-9A-Za-z]+-p(\d+)-")
+_LEGACY = re.compile(r"^judge-[0-9A-Za-z]+-[a-z0-9_]{8}$")  # before names carried the pid
+LEGACY_AGE_S = 24 * 3600
+KEEP_MARK = ".kept"
+log = logging.getLogger("judge")
+_swept = threading.Event()
 
 
 def _open_up(path: Path) -> None:
-    """World-readable (and traversable) so a sandbox running as another uid can read it."""
+    """Readable files: who may enter their folders is `grants.seal`'s to say. (The root stays
+    0700 from mkdtemp until sealed, so nothing inside is reachable in between.)"""
     for dirpath, dirnames, filenames in os.walk(path):
-        os.chmod(dirpath, 0o755)
         for f in filenames:
             os.chmod(os.path.join(dirpath, f), 0o644)
 
@@ -37,8 +52,10 @@ class View:
     def __init__(self, problem: Problem, *, keep: bool = False):
         self.problem = problem
         self.keep = keep or bool(os.environ.get("JUDGE_KEEP_WORKDIR"))
-        self.root = Path(tempfile.mkdtemp(prefix=f"judge-{problem.id}-"))
-        os.chmod(self.root, 0o755)
+        if not _swept.is_set():
+            _swept.set()
+            remove_orphans()
+        self.root = Path(tempfile.mkdtemp(prefix=f"judge-{problem.id}-p{os.getpid()}-"))
         self.handbook = self.root / "lib" / "handbook"
         self.runner_parent = self.root / "lib" / "runner"
         self.handbook.mkdir(parents=True)
@@ -54,9 +71,10 @@ class View:
             if src.is_dir():
                 self.tests[suite] = self.root / "tests" / suite
                 shutil.copytree(src, self.tests[suite], ignore=_IGNORE)
-        _open_up(self.root / "lib")
-        if (self.root / "tests").is_dir():
-            _open_up(self.root / "tests")
+        _open_up(self.root)
+        self.private = grants.seal(str(self.root))
+        if self.keep:  # kept on purpose (to look into): not an orphan once we are gone
+            (self.root / KEEP_MARK).touch()
 
     def submission(self, who: str, source: str) -> Path:
         """Writes `<work>/sub-<who>/<module>.py`; returns the file."""
@@ -65,6 +83,7 @@ class View:
         path = folder / f"{self.problem.module}.py"
         path.write_text(source, encoding="utf-8")
         _open_up(folder)
+        grants.seal(str(self.root), str(folder))
         return path
 
     def run_dirs(self, run: str, limits: dict[str, float]) -> tuple[Path, Path]:
@@ -74,10 +93,12 @@ class View:
         scratch.mkdir()
         (conf / "limits.json").write_text(json.dumps(limits), encoding="utf-8")
         _open_up(conf)
+        grants.seal(str(self.root), str(conf), str(scratch))
         return conf, scratch
 
     def close(self) -> None:
         if not self.keep:
+            grants.forget(str(self.root))
             shutil.rmtree(self.root, ignore_errors=True)
 
     def __enter__(self) -> "View":
@@ -85,3 +106,46 @@ class View:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def remove_orphans(tmp: str | None = None) -> list[str]:
+    """Delete grading folders whose judge process is gone (or, named the old way, untouched for
+    a day): they hold copies of hidden tests and submissions. Returns what was removed."""
+    tmp = tmp or tempfile.gettempdir()
+    removed = []
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return removed
+    for name in names:
+        path = os.path.join(tmp, name)
+        m = _ORPHAN.match(name)
+        try:
+            st = os.lstat(path)
+            if not os.path.isdir(path) or os.path.islink(path) or st.st_uid != os.geteuid() \
+                    or os.path.exists(os.path.join(path, KEEP_MARK)):
+                continue
+            if m:
+                if _alive(int(m.group(1))):
+                    continue
+            elif not (_LEGACY.match(name) and time.time() - st.st_mtime > LEGACY_AGE_S):
+                continue
+            for mnt in scratchfs.mounted_under(path):
+                scratchfs.unmount(mnt)
+            shutil.rmtree(path)
+            removed.append(path)
+        except OSError as e:
+            log.warning("could not remove the orphaned grading folder %s: %s", path, e)
+    if removed:
+        log.info("removed %d orphaned grading folder(s): %s", len(removed), ", ".join(removed))
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True

@@ -44,6 +44,7 @@ def test_lines_the_runner_never_wrote_are_not_parsed_but_judged():
 
     log = ChildLog()
     name = "test_basic.py::test_example_put_get"
+    log.feed(json.dumps({"ev": "collected", "tests": [name]}).encode() + b"\n")
     log.feed(json.dumps({"ev": "test_started", "test": name, "t": 1.0}).encode() + b"\n")
     huge = b'{"ev":"observation","test":"' + name.encode() + b'","label":"x","value":"'
     log.feed(huge + b"y" * (2 << 20) + b'"}\n')
@@ -62,6 +63,7 @@ def test_lines_the_runner_never_wrote_are_not_parsed_but_judged():
                      victim=False)
     assert str(res.verdict) == "OLE" and "per observation" in res.failure.message
     log2 = ChildLog()
+    log2.feed(json.dumps({"ev": "collected", "tests": [name]}).encode() + b"\n")
     log2.feed(json.dumps({"ev": "test_started", "test": name, "t": 1.0}).encode() + b"\n")
     log2.feed(deep + b"[" * 980 + b"]" * 980 + b"}\n")
     assert "nested more than 64 levels" in log2.tests[name].oversized

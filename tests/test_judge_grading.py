@@ -49,14 +49,20 @@ def test_reference_is_accepted_with_a_complete_report(problem, cache):
     assert d["problem"] == {"id": "001", "slug": "lru-cache", "version": problem.version}
     assert len(d["submission"]["sha256"]) == 64
     assert [t["name"] for t in d["tests"]] == [t.name for t in problem.tests()]
-    assert all(t["verdict"] == "AC" and t["observations"] >= 1 for t in d["tests"])
+    assert all(t["verdict"] == "AC" for t in d["tests"])
+    public = [t for t in d["tests"] if t["suite"] == "public"]
+    hidden = [t for t in d["tests"] if t["suite"] == "hidden"]
+    assert all(t["observations"] >= 1 and t["time_s"] is not None for t in public)
+    assert all(t["observations"] is None and t["time_s"] is None for t in hidden)
+    assert d["scored_suites"] == ["hidden"]
     assert by_name(d)["hidden/test_hidden.py::test_random_ops"]["weight"] == 2
     prov = d["provenance"]
     assert prov["device"] == "cpu" and prov["python"] and "sandbox_layers" in prov
     assert isinstance(prov["missing_layers"], list)
-    for key in ("total_s", "reference_s", "public_s", "hidden_s", "compare_s"):
+    for key in ("total_s", "reference_s", "public_s", "compare_s"):
         assert key in d["timings"]
-    assert set(d["timings"]["phases"]) == {"public", "hidden"}
+    assert "hidden_s" not in d["timings"]  # the hidden run's timings are logged, not shown
+    assert set(d["timings"]["phases"]) == {"public"}
     json.dumps(d)
 
 
@@ -110,7 +116,7 @@ def test_runtime_error_traceback_is_limited_to_the_submission(problem, cache):
         assert noise not in ff["traceback"]
 
 
-def test_runtime_error_in_hidden_shows_type_and_line_only(problem, cache):
+def test_runtime_error_in_hidden_shows_the_verdict_only(problem, cache):
     source = patched("_put = LRUCache.put\n"
                      "def put(self, key, value):\n"
                      "    if self.capacity == 1 and len(self.data) == 1:\n"
@@ -120,8 +126,8 @@ def test_runtime_error_in_hidden_shows_type_and_line_only(problem, cache):
     report, d = run(problem, cache, source)
     t = by_name(d)["hidden/test_hidden.py::test_capacity_one"]
     assert t["verdict"] == "RE"
-    assert t["failure"]["exc_type"] == "ValueError" and isinstance(t["failure"]["line"], int)
-    assert set(t["failure"]) == {"kind", "label", "exc_type", "line"}
+    # the exception's type and line are the submission's to choose: a channel, so not shown
+    assert t["failure"] == {"kind": "exception", "label": None, "exc_type": None, "line": None}
     assert "secret detail" not in json.dumps(d)
 
 
@@ -131,7 +137,7 @@ def test_hidden_exception_type_is_not_a_channel(problem, cache):
                      "LRUCache.get = _get")
     _, d = run(problem, cache, source, suite="hidden")
     types = {t["failure"]["exc_type"] for t in d["tests"] if t["failure"]}
-    assert "Exception" in types and not any("Leak_" in (x or "") for x in types)
+    assert types == {None} and "Leak_" not in json.dumps(d)
 
 
 def test_syntax_error_is_a_compile_error_with_its_line(problem, cache):

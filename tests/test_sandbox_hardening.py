@@ -34,11 +34,11 @@ def scratch():
 
 
 def test_doctor_lists_the_new_layers():
-    for layer in ("cgroup_cpu", "run_fs"):
+    for layer in ("cgroup_cpu", "run_fs", "private_views"):
         assert layer in PROBE.layers and PROBE.details[layer], layer
         assert PROBE.layers[layer], f"{layer}: {PROBE.details[layer]}"
     text = PROBE.describe()
-    assert "cgroup_cpu" in text and "run_fs" in text
+    assert "cgroup_cpu" in text and "run_fs" in text and "private_views" in text
 
 
 SPINNERS = r'''

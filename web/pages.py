@@ -31,7 +31,8 @@ UI = {
         "reset": "Reset to starter", "results": "Results", "statement": "Statement",
         "counts": "The server's verdict is the one that counts: Run executes the public tests "
                   "in your browser (Python 3.14 in Pyodide, no torch); Submit grades the full "
-                  "hidden suite on the server (Python {python}).",
+                  "hidden suite on the server (Python {python}). The score counts the hidden "
+                  "tests only: the public ones are for practice.",
         "python_loading": "Loading Python in the page…", "python_ready": "Python ready",
         "run_hint": "Ctrl/Cmd+Enter runs the public tests", "verdict": "Verdict",
         "score": "Score", "submitted": "Submitted", "no_submissions": "No submissions yet.",
@@ -49,7 +50,8 @@ UI = {
         "run": "运行", "submit": "提交", "download": "下载", "reset": "恢复初始代码",
         "results": "结果", "statement": "题面",
         "counts": "以服务器的判定为准：“运行”在浏览器里执行公开测试（Pyodide 中的 Python 3.14，"
-                  "没有 torch）；“提交”由服务器运行完整的隐藏测试（Python {python}）。",
+                  "没有 torch）；“提交”由服务器运行完整的隐藏测试（Python {python}）。"
+                  "得分只计算隐藏测试：公开测试用于练习。",
         "python_loading": "正在页面中加载 Python…", "python_ready": "Python 已就绪",
         "run_hint": "Ctrl/Cmd+Enter 运行公开测试", "verdict": "判定", "score": "得分",
         "submitted": "提交时间", "no_submissions": "还没有提交。", "display_name": "显示名称",

@@ -1,8 +1,11 @@
 """Entry point inside the sandbox:
 
-    python -P -s -m judge_runner --results results.jsonl --module lru \
+    python -P -s -m judge_runner (--results-fd N | --results results.jsonl) --module lru \
         --submission /view/sub/lru.py --suite-dir /view/tests/public \
         [--limits limits.json] [--default-limit 60] [--import-limit 60] TARGET...
+
+The judge passes a pipe (--results-fd): a file in the scratch folder could be written, or
+written first, by the submission under test; a file is for running the runner by hand.
 
 Limits are in CPU seconds (see plugin.py).
 
@@ -35,7 +38,9 @@ EXIT_RUNNER_ERROR = 70
 
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="judge_runner")
-    p.add_argument("--results", required=True)
+    out = p.add_mutually_exclusive_group(required=True)
+    out.add_argument("--results")
+    out.add_argument("--results-fd", type=int)
     p.add_argument("--module", required=True)
     p.add_argument("--submission", required=True)
     p.add_argument("--suite-dir", required=True)
@@ -96,7 +101,7 @@ def pytest_args(args) -> list[str]:
 
 def main(argv=None) -> int:
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    writer = EventWriter(args.results)
+    writer = EventWriter(args.results, fd=args.results_fd)
     try:
         faulthandler.enable(file=sys.stderr)
         writer.emit("start", t=now(), python=platform.python_version(), pid=os.getpid())

@@ -37,10 +37,17 @@ class ObservationError(TypeError):
 
 
 class EventWriter:
-    """Appends one JSON object per line to the results file, flushed at once."""
+    """Writes one JSON object per line, at once: to a pipe the judge passed (``fd``), or
+    appended to a results file (``path``, for running the runner by hand)."""
 
-    def __init__(self, path: str):
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    def __init__(self, path: str | None = None, *, fd: int | None = None):
+        if fd is not None:
+            # exec'd children do not inherit it; forked ones, and code in this process, can
+            # still write to it: the judge trusts what arrives for nothing
+            os.set_inheritable(fd, False)
+            self._fd = fd
+        else:
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         self._lock = threading.Lock()
 
     def emit(self, ev: str, *, wait: float = -1, **fields) -> None:

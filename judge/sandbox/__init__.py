@@ -29,7 +29,7 @@ For callers:
 
 from .layers import Probe, probe_layers
 from .limits import Limits
-from .run import SandboxError, SandboxResult, run_sandboxed
+from .run import SandboxError, SandboxResult, child_pipe, run_sandboxed
 
-__all__ = ["Limits", "Probe", "SandboxError", "SandboxResult", "probe_layers",
+__all__ = ["Limits", "Probe", "SandboxError", "SandboxResult", "child_pipe", "probe_layers",
            "run_sandboxed"]

@@ -15,13 +15,13 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from . import accounts, bwrap, cgroups, pid1, scratchfs, seccomp, unshare
+from . import accounts, bwrap, cgroups, grants, pid1, scratchfs, seccomp, unshare
 from .paths import check_reachable
 
 # Layers whose absence weakens isolation; these are listed in ``missing``.
 SECURITY_LAYERS = ("python_runs", "rlimits", "uid_drop", "private_fs", "netns", "pidns",
-                   "cgroup", "cgroup_cpu", "run_fs", "caps_dropped", "no_new_privs",
-                   "scrubbed_env", "seccomp")
+                   "cgroup", "cgroup_cpu", "run_fs", "private_views", "caps_dropped",
+                   "no_new_privs", "scrubbed_env", "seccomp")
 
 
 @dataclass
@@ -124,6 +124,18 @@ def _probe() -> Probe:
         D["run_fs"] = ("not root: no filesystem of the run's own; the scratch dir is a host "
                        "folder (file size capped by RLIMIT_FSIZE only)" if linux else
                        "not Linux: the scratch dir is a host folder")
+
+    try:
+        L["private_views"] = grants.private(tempfile.gettempdir())
+    except OSError:
+        L["private_views"] = False
+    D["private_views"] = (
+        "grading folders are root-only (0700); a run's uid is let in to what it mounts, for "
+        "that run (POSIX ACLs), so a run cannot read another grading's code or hidden tests"
+        if L["private_views"] and root else "grading folders are private to this user (0700)"
+        if L["private_views"] else "no POSIX ACLs in the temporary folder: grading folders "
+        "stay world-readable, so without a private filesystem view one run can read another's "
+        "code and hidden tests")
 
     mode, bw_path, feats, tools = "none", None, {}, None
     with accounts.acquire() as acct, tempfile.TemporaryDirectory(prefix="judge-probe-") as tmp:

@@ -19,6 +19,8 @@ How a run goes (Linux, as root, bwrap available):
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import signal
 import subprocess
@@ -26,13 +28,14 @@ import sys
 import time
 from typing import Iterable, Sequence
 
-from . import accounts, bwrap, cgroups, limits as limits_mod, pid1, scratchfs, seccomp, unshare
+from . import (accounts, bwrap, cgroups, grants, limits as limits_mod, pid1, scratchfs, seccomp,
+               unshare)
 from .layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
 from .limits import Limits
 from .result import SandboxResult, classify
 from .paths import check_reachable, normalize_binds
 from .usage import TreeMeter
-from .watch import watch
+from .watch import drain, watch
 
 GATE = 'IFS= read -r go || exit 125; [ "$go" = go ] || exit 125; unset PWD OLDPWD; ' \
        'exec "$@" </dev/null'
@@ -43,6 +46,7 @@ BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
 # and the shell. Plus a little slack.
 WRAPPER_PROCS = {"bwrap": 2 + 2, "unshare": 2 + 2, "none": 0 + 2}
 DEFAULT_SCRATCH_FILES = 10_000
+FIRST_PASSED_FD = 10
 
 
 class SandboxError(RuntimeError):
@@ -52,7 +56,8 @@ class SandboxError(RuntimeError):
 def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str] = (),
                   scratch: str | None = None, env: dict[str, str] | None = None,
                   limits: Limits | None = None, device: str = "cpu", *,
-                  isolation: str = "auto", monitor=None) -> SandboxResult:
+                  isolation: str = "auto", monitor=None, pass_fds: Sequence[int] = (),
+                  readers: dict | None = None) -> SandboxResult:
     """Run ``argv`` with ``scratch`` as cwd and only writable place; see the module doc.
 
     ``ro_binds``: (host_path, inside_path) pairs or plain paths (same path inside). Without
@@ -63,8 +68,38 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
     With ``limits.scratch_mb`` set, the scratch dir gets a filesystem of the run's own for the
     length of the run (see scratchfs): the run is stopped when it fills it
     (``result.disk_exceeded``), and nothing written there is left afterwards.
+    ``pass_fds``: descriptors (>= FIRST_PASSED_FD, see ``child_pipe``) the command inherits
+    under the same numbers; run_sandboxed closes the parent's copies, also when it fails.
+    ``readers``: {read end: callback(bytes)}, fed as data arrives and once more after the
+    run ends; a callback that returns a true value stops the run as output_exceeded. The
+    caller closes these.
     """
+    owned = list(pass_fds)
+    try:
+        return _checked(argv, ro_binds, scratch, env, limits, device, isolation, monitor,
+                        owned, dict(readers or {}))
+    finally:
+        for fd in owned:
+            _close(fd)
+
+
+def child_pipe() -> tuple[int, int]:
+    """(read end for the parent, write end to pass to the child): a channel from the child
+    that no file stands for. The write end is numbered >= FIRST_PASSED_FD, clear of the
+    descriptors the wrapper shells use (0-3)."""
+    r, w = os.pipe()
+    try:
+        high = fcntl.fcntl(w, fcntl.F_DUPFD_CLOEXEC, FIRST_PASSED_FD)
+    finally:
+        os.close(w)
+    return r, high
+
+
+def _checked(argv, ro_binds, scratch, env, limits, device, isolation, monitor, owned,
+             readers) -> SandboxResult:
     limits = limits or Limits()
+    if any(fd < FIRST_PASSED_FD for fd in owned):
+        raise ValueError(f"pass_fds must be >= {FIRST_PASSED_FD} (see child_pipe)")
     if not argv:
         raise ValueError("argv is empty")
     if device not in ("cpu", "cuda"):
@@ -85,20 +120,23 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
                      for h, i in binds if h != i]
     child_env = _environment(env, scratch, private_tmp=mode == "bwrap")
 
+    needed = [scratch] + [h for h, _ in binds] + bwrap.python_roots(argv[0])
+    if os.path.isabs(argv[0]):
+        needed.append(argv[0])
     with accounts.acquire() as acct:
         fs = _mount_scratch(scratch, limits, probe, acct, warnings)
         try:
             if acct.dropped:
                 os.chown(scratch, acct.uid, acct.gid)
                 os.chmod(scratch, 0o700)
-                needed = [scratch] + [h for h, _ in binds] + bwrap.python_roots(argv[0])
-                if os.path.isabs(argv[0]):
-                    needed.append(argv[0])
-                problem = check_reachable(needed, acct.uid, acct.gid)
-                if problem:
-                    raise SandboxError(problem)
-            return _run(argv, probe, mode, acct, scratch, binds, child_env, limits, device,
-                        warnings, monitor, fs)
+            # sealed grading folders open to this uid only, for this run only (grants.py)
+            with grants.grant(acct.uid, needed) if acct.dropped else contextlib.nullcontext():
+                if acct.dropped:
+                    problem = check_reachable(needed, acct.uid, acct.gid)
+                    if problem:
+                        raise SandboxError(problem)
+                return _run(argv, probe, mode, acct, scratch, binds, child_env, limits,
+                            device, warnings, monitor, fs, owned, readers)
         finally:
             if fs:
                 try:
@@ -133,7 +171,7 @@ def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) ->
 
 
 def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, device,
-         warnings, monitor, fs: bool = False) -> SandboxResult:
+         warnings, monitor, fs: bool, owned: list[int], readers: dict) -> SandboxResult:
     layers = dict(probe.layers)
     hardened = acct.dropped and accounts.drop_prefix(acct, harden=True) is not None
     layers.update(mode_layers(mode, hardened, probe.bwrap_features), mode=mode,
@@ -168,6 +206,7 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
     try:
         cmd, popen_env, cwd, user, pass_fds = _command(probe, mode, acct, argv, scratch, binds,
                                                        env, limits, device, layers, fds)
+        pass_fds = (*pass_fds, *owned)
         rl_in_child = not limits_mod.can_prlimit() or bool(user)
         # a pre-exec hook only where prlimit or setpriv are missing (macOS: no threads there)
         preexec = (lambda: limits_mod.apply_to_self(rl)) if rl_in_child else None
@@ -180,6 +219,7 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
                                 **_session())
         for fd in (gate_r, out_w, err_w, *pass_fds):  # the child's copies are enough
             _close(fd, fds)
+            _close(fd, owned)
         if group:
             group.add(proc.pid)
         if not rl_in_child:
@@ -190,11 +230,12 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
         meter = TreeMeter(proc.pid, group, start)
         w = watch(proc.pid, out_r, err_r, deadline=start + limits.wall_s,
                   cap=limits.output_bytes, cpu_limit_s=limits.cpu_s, meter=meter,
-                  monitor=monitor)
+                  monitor=monitor, readers=readers)
         if w.status is None:  # still running: stopped by a limit
             w.usage = meter.sample()
             _kill(proc.pid)
             _, w.status, w.rusage = os.wait4(proc.pid, 0)
+        drain(readers, w)
         proc.returncode = 0  # reaped by us: keep Popen from ever waiting on a recycled pid
         wall = time.monotonic() - start
     except BaseException as e:

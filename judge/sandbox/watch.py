@@ -50,14 +50,21 @@ def _reap(pid: int, w: Watch) -> bool:
 
 def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
           cpu_limit_s: float | None = None, meter: TreeMeter | None = None,
-          monitor: Callable[[Usage], str | None] | None = None) -> Watch:
-    """Run the loop described above. The caller closes ``out_fd`` and ``err_fd``."""
+          monitor: Callable[[Usage], str | None] | None = None,
+          readers: dict[int, Callable[[bytes], object]] | None = None) -> Watch:
+    """Run the loop described above. The caller closes ``out_fd``, ``err_fd`` and the
+    ``readers`` (more pipes from the child: each chunk goes to its callback, and a callback
+    that returns a true value stops the run as "output")."""
     w = Watch()
     sel = selectors.DefaultSelector()
     bufs = {out_fd: w.stdout, err_fd: w.stderr}
+    readers = readers or {}
     for fd in bufs:
         os.set_blocking(fd, False)
         sel.register(fd, selectors.EVENT_READ, "pipe")
+    for fd in readers:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ, "reader")
     pidfd = None
     if hasattr(os, "pidfd_open"):
         try:
@@ -65,7 +72,7 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
             sel.register(pidfd, selectors.EVENT_READ, "exit")
         except OSError:
             pidfd = None
-    open_pipes = set(bufs)
+    open_pipes = set(bufs) | set(readers)
     total = 0
     exited = False
     exited_at = 0.0
@@ -91,6 +98,13 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
                         exited, exited_at = True, time.monotonic()
                     continue
                 fd = key.fd
+                if key.data == "reader":
+                    if not _read_into(fd, readers[fd], w):
+                        sel.unregister(fd)
+                        open_pipes.discard(fd)
+                    if w.stop:
+                        break
+                    continue
                 try:
                     chunk = os.read(fd, min(CHUNK, cap - total + 1))
                 except BlockingIOError:
@@ -127,3 +141,31 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
         if pidfd is not None:
             os.close(pidfd)
     return w
+
+
+def _read_into(fd: int, callback, w: Watch) -> bool:
+    """One chunk from a reader pipe to its callback; False at its end."""
+    try:
+        chunk = os.read(fd, CHUNK)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    if not chunk:
+        return False
+    if callback(chunk) and not w.stop:
+        w.stop = "output"
+    return True
+
+
+def drain(readers: dict[int, Callable[[bytes], object]] | None, w: Watch) -> None:
+    """What the child wrote to the reader pipes before it was stopped, once it is dead."""
+    for fd, callback in (readers or {}).items():
+        for _ in range(4096):  # at most CHUNK * 4096 bytes: pipes hold far less
+            try:
+                os.set_blocking(fd, False)
+                chunk = os.read(fd, CHUNK)
+            except OSError:
+                break
+            if not chunk or callback(chunk):
+                break
