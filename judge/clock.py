@@ -26,6 +26,11 @@ against the net, so a busy host does not trip it; a run it stops anyway is run o
 before its test is given TLE (suite_run.py).
 
 Limits come from the reference's measured CPU times: max(min_test_s, time_factor * ref).
+
+The whole run has a CPU budget too, from its first line on: SUITE_FACTOR times what the
+reference's run of the same tests took (import, tests, its costliest gap) plus min_test_s.
+Without it an endless loop in every test held a grader for every test's limit in turn (78 s
+for 21 tests); with it the run is stopped, the test it was in is TLE and the rest are NR.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from .sandbox.usage import Usage
 
 WALL_FACTOR = 3.0
 GRACE_S = 1.5   # the runner's own watchdog acts at the limit + 1 s: leave it the first word
+SUITE_FACTOR = 2.0
 
 
 def cpu_limit(limits, ref_cpu_s: float | None) -> float:
@@ -62,6 +68,7 @@ class TimeLimits:
     default_s: float               # a test missing from `tests` (a parametrized id)
     import_s: float
     gap_s: float
+    budget_s: float | None = None  # CPU seconds for the whole run (None: only cpu_s)
 
     @classmethod
     def from_reference(cls, limits, ref_suite: dict, ref_tests: Mapping[str, dict]
@@ -69,9 +76,12 @@ class TimeLimits:
         """`ref_tests`: {"<suite>/<node>": reference entry} of the tests that will run."""
         tests = {n.split("/", 1)[1]: cpu_limit(limits, e.get("time_s"))
                  for n, e in ref_tests.items()}
+        ref_total = sum(float(ref_suite.get(k) or 0.0) for k in ("import_s", "gap_s")) + sum(
+            float(e.get("time_s") or 0.0) for e in ref_tests.values())
         return cls(tests, max(tests.values(), default=limits.min_test_s),
                    cpu_limit(limits, ref_suite.get("import_s")),
-                   cpu_limit(limits, ref_suite.get("gap_s")))
+                   cpu_limit(limits, ref_suite.get("gap_s")),
+                   round(SUITE_FACTOR * ref_total + limits.min_test_s, 3))
 
     @classmethod
     def unlimited(cls, limits) -> "TimeLimits":
@@ -99,7 +109,8 @@ class PhaseUse:
 @dataclass
 class Stop:
     """Why the parent ended a run: which phase ("import", "gap" or a test node), on which
-    clock ("cpu" or "wall"), what it had used, and its CPU limit."""
+    clock ("cpu", "wall", or "budget": the whole run's CPU), what the phase had used, and the
+    limit that was passed."""
     phase: str
     kind: str
     used: PhaseUse
@@ -126,6 +137,7 @@ class PhaseClock:
     stopped: Stop | None = None
     last: Usage = field(default_factory=lambda: Usage(0.0, 0.0))
     _open: _Open | None = None
+    _started: Usage | None = None          # the sample that saw the runner's first line
 
     def __post_init__(self) -> None:
         self._open = _Open(None, None, self.last, self.last)
@@ -135,6 +147,8 @@ class PhaseClock:
         (a fresh sample; the one before it was passed to `check`)."""
         kind = ev.get("ev")
         if kind == "start":
+            if self._started is None:
+                self._started = u
             self._switch("import", self.limits.import_s, u)
         elif kind == "test_started":
             node = str(ev.get("test"))
@@ -145,11 +159,15 @@ class PhaseClock:
             self._switch("gap", self.limits.gap_s, u)
 
     def check(self, u: Usage) -> str | None:
-        """"cpu" or "wall" when the open phase is past a limit (and remember why), else None."""
+        """"cpu" or "wall" when the open phase, or the run, is past a limit (and remember why),
+        else None."""
         self.last = u
         ph = self._open
+        if self.stopped is None and self._over_budget(u):
+            self.stopped = Stop(ph.name or "gap", "budget", self._use(ph, u),
+                                self.limits.budget_s)
         if ph.limit_s is None or self.stopped is not None:
-            return None
+            return "cpu" if self.stopped and self.stopped.kind == "budget" else None
         used = self._use(ph, u)
         # no CPU measurement here (no /proc, no cgroup): the phase's wall time stands in
         spent = used.cpu_s if used.cpu_s is not None else used.wall_s
@@ -158,6 +176,11 @@ class PhaseClock:
         elif used.cpu_s is not None and used.wall_s > wall_net(ph.limit_s):
             self.stopped = Stop(ph.name, "wall", used, ph.limit_s)
         return self.stopped.kind if self.stopped else None
+
+    def _over_budget(self, u: Usage) -> bool:
+        b, s = self.limits.budget_s, self._started
+        return bool(b is not None and s is not None and u.cpu_s is not None
+                    and s.cpu_s is not None and u.cpu_s - s.cpu_s > b + GRACE_S)
 
     def finish(self, u: Usage) -> None:
         """The run is over; `u` is its last usage."""

@@ -228,6 +228,10 @@ class _Grading:
         else:
             targets = [t.node for t in self.plan[suite]]
         prefix = f"{suite}/"
+        # a hidden test's progress is told when its suite is over: when each one started and
+        # ended is the submission's to shape, and a student watches the stream
+        held: list[dict] | None = [] if self._hidden(suite) else None
+        say = held.append if held is not None else self.emit
 
         def on_events(events, run):
             # live verdicts of finished tests (how a dead child ended is only known at the end)
@@ -238,19 +242,21 @@ class _Grading:
                 if name not in ref_tests:
                     continue
                 if ev["ev"] == "test_started":
-                    self.emit({"type": "test_started", "test": name})
+                    say({"type": "test_started", "test": name})
                 elif ev["ev"] == "test_finished":
                     rec = run.log.tests.get(ev["test"])
                     r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
                     if self.fail_fast and r.verdict.counts and not r.verdict.passed:
                         self.stop.set()
-                    self.emit({"type": "test_finished", "test": name,
-                               "verdict": str(r.verdict), "time_s": r.to_dict()["time_s"]})
+                    say({"type": "test_finished", "test": name,
+                         "verdict": str(r.verdict), "time_s": r.to_dict()["time_s"]})
 
         run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
                         targets=targets, limits=limits, device=self.device,
                         on_events=on_events if self.emit.on_event or self.fail_fast else None,
                         stop=self.stop if self.fail_fast else None)
+        for event in held or ():
+            self.emit(event)
         self.emit({"type": "suite_finished", "suite": suite})
         return run
 

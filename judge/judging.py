@@ -10,7 +10,8 @@ Rules, in the order the events happened inside the test:
 - the child died during the test -> TLE / MLE / OLE (the sandbox's flags) or RE;
 - it raised "No space left on device" and the parent saw the run's scratch filesystem full
   -> OLE (disk quota), as when the parent stopped the run for it during the test;
-- the test never started because the child died earlier -> NR (counts as failed);
+- the test never started because the child died earlier, or the suite used up its CPU budget
+  (clock.py) -> NR (counts as failed);
 - whatever the child said, a test for which the parent measured more CPU time than its limit
   (plus the grace the parent allows before it stops a run) -> TLE.
 
@@ -126,6 +127,12 @@ def _stopped(run, stop) -> str:
                 f"(on {_runs(run)}), though within its CPU time limit")
     where = {"import": "importing your module",
              "gap": "outside any test, before this test started"}.get(stop.phase, "this test")
+    if stop.kind == "budget":
+        when = {"import": "while importing your module",
+                "gap": "outside any test, before this test started"}.get(stop.phase,
+                                                                          "during this test")
+        return (f"the whole suite used up its CPU time budget ({stop.limit_s:.1f}s: twice what "
+                f"the reference needs for it, plus a margin) {when}")
     if stop.kind == "cpu":
         return f"{where} used more CPU time than its limit ({stop.limit_s:.1f}s)"
     used = stop.used.cpu_s or 0.0
@@ -162,8 +169,10 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
             res.verdict, res.failure = v, Failure(kind, message=msg, hidden=ctx.hidden)
         else:
             res.verdict = Verdict.NR
-            res.failure = Failure("not_run", message="not run: the process had ended",
-                                  hidden=ctx.hidden)
+            stop = ctx.clock.stopped if ctx.clock else None
+            res.failure = Failure("not_run", hidden=ctx.hidden, message=(
+                "not run: the suite had used up its CPU time budget" if stop is not None
+                and stop.kind == "budget" else "not run: the process had ended"))
         return res
     fin = rec.finished
     res.observations = len(rec.observations)

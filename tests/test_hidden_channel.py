@@ -12,6 +12,7 @@ stay in the judge's log.
 from __future__ import annotations
 
 import json
+import time
 
 from judge.results import ChildLog
 from test_judge_grading import PROBLEM_DIR, REFERENCE, by_name, cache, problem, run  # noqa: F401
@@ -85,7 +86,8 @@ def decode(d: dict) -> bytes:
 def test_forged_hidden_results_spell_nothing_and_fail(problem, cache):  # noqa: F811
     secret = (PROBLEM_DIR / "tests/hidden/test_hidden.py").read_bytes()
     events = []
-    _, d = run(problem, cache, REFERENCE + FORGE, on_event=events.append)
+    _, d = run(problem, cache, REFERENCE + FORGE,
+               on_event=lambda e: events.append(dict(e, at=time.monotonic())))
     leaked = decode(d)
     print(f"\nbytes of the hidden file read back from the report: {len(leaked)}")
     assert leaked == b"" and secret[:12] not in json.dumps(d).encode()
@@ -101,9 +103,12 @@ def test_forged_hidden_results_spell_nothing_and_fail(problem, cache):  # noqa: 
     assert d["score"] == 0.0 and d["verdict"] == "WA"
     assert all(t["verdict"] == "AC" for t in d["tests"] if t["suite"] == "public")
     assert "hidden" not in d["timings"]["phases"] and "hidden_s" not in d["timings"]
-    hidden_events = [e for e in events if e["type"] == "test_finished"
+    hidden_events = [e for e in events if e["type"] in ("test_started", "test_finished")
                      and e["test"].startswith("hidden/")]
-    assert hidden_events and all(e["time_s"] is None for e in hidden_events)
+    assert all(e.get("time_s") is None for e in hidden_events)
+    # told in one burst once the suite is over: when each test ran is not streamed either
+    assert len(hidden_events) == 2 * len(HIDDEN)
+    assert hidden_events[-1]["at"] - hidden_events[0]["at"] < 0.05
 
 
 def test_forging_from_inside_a_test_fails_that_test(problem, cache):  # noqa: F811

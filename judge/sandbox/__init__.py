@@ -9,8 +9,10 @@ Layers, each used where it works and always reported in ``result.layers`` (and t
 ones in ``result.missing_layers``): rlimits; a dedicated unprivileged uid per concurrent run
 (as root); bubblewrap (private read-only filesystem view, no network, own pid namespace, no
 capabilities, seccomp deny-list) or ``unshare`` as a fallback; cgroup memory/pids limits
-(v1 or v2, else RLIMIT_AS); a scrubbed environment. ``probe_layers().describe()`` says what
-works here and why, one sentence per layer.
+(v1 or v2, else RLIMIT_AS) and a CPU quota; a tmpfs of the run's own on the scratch dir
+(``Limits.scratch_mb``); sealed grading folders the run's uid is let into (grants); a scrubbed
+environment. ``probe_layers().describe()`` says what works here and why, one sentence per
+layer.
 
 For callers:
 
@@ -19,8 +21,10 @@ For callers:
   only under bwrap.
 - Everything mounted or executed must be reachable by an unprivileged uid: world-searchable
   parent dirs (``tempfile.mkdtemp()`` makes 0700 dirs: chmod them 0755), world-readable
-  files. Otherwise ``SandboxError`` says which path. The scratch dir is chowned to the run's
-  uid; use a fresh one per run (files an earlier run left belong to another uid).
+  files, or inside a folder sealed with ``grants.seal`` (the run's uid is let in). Otherwise
+  ``SandboxError`` says which path. The scratch dir is chowned to the run's uid; use a fresh
+  one per run (files an earlier run left belong to another uid). With ``scratch_mb`` set,
+  nothing written there is left after the run: report through a pipe (``child_pipe``).
 - ``SandboxError``, ``FileNotFoundError`` (bind source missing) and ``ValueError`` (bad
   arguments) are the judge's problems (IE); ``result.setup_error`` set means the wrapper
   itself failed after starting (IE too).
