@@ -205,7 +205,10 @@ class Server:
                *(["--queue", self.queue_url] if self.queue_url else []),
                "--problems", str(self.problems), "--reference", str(self.reference),
                "--worker-token", WORKER_TOKEN, "--instructor-token", INSTRUCTOR_TOKEN,
-               "--log-level", "warning", *self.extra]
+               "--log-level", "warning",
+               # Every simulated student comes from 127.0.0.1: lift the per-address limits.
+               "--max-queued-per-address", "100000", "--rate-limit-per-address", "100000",
+               *self.extra]
         for k, v in self.timings.items():
             cmd += [f"--{k.replace('_', '-')}", str(v)]
         self.proc = subprocess.Popen(cmd, cwd=REPO, env=_env(), stdout=log,

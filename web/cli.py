@@ -86,6 +86,11 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(WEAK_SANDBOX_FLAG, action="store_true",
                    help="grade even where the sandbox has no private filesystem view (no "
                    "bubblewrap): only for code you trust")
+    p.add_argument("--max-queued-per-address", type=int, metavar="N",
+                   help="students' submissions queued or being graded at once from one client "
+                   "address (default 10; raise it where many students share one address)")
+    p.add_argument("--rate-limit-per-address", type=int, metavar="N",
+                   help="submissions per minute from one client address (default 60)")
     p.add_argument("--lease-s", type=float, help=argparse.SUPPRESS)
     p.add_argument("--heartbeat-s", type=float, help=argparse.SUPPRESS)
     p.add_argument("--reaper-interval-s", type=float, help=argparse.SUPPRESS)
@@ -105,7 +110,8 @@ def _settings(args) -> Settings:
         kw["problems_dir"] = args.problems.resolve()
     if args.reference:
         kw["reference_dir"] = args.reference.resolve()
-    for name in ("lease_s", "heartbeat_s", "reaper_interval_s"):
+    for name in ("lease_s", "heartbeat_s", "reaper_interval_s", "max_queued_per_address",
+                 "rate_limit_per_address"):
         if getattr(args, name) is not None:
             kw[name] = getattr(args, name)
     if getattr(args, "instructor_token", None):

@@ -209,7 +209,9 @@ def test_runaway_code_is_stopped(server, browser, shots):
     _, pid, _, _ = _target()
     ctx = browser.new_context()
     page = ctx.new_page()
-    page.goto(f"{server}/problems/{pid}?run_timeout=4")  # a shorter limit than the default
+    # A shorter limit than the default, but long enough for a Run that does finish (the next
+    # one) on a busy machine: a freshly restarted Python is slow for its first seconds.
+    page.goto(f"{server}/problems/{pid}?run_timeout=8")
     page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
                            timeout=120_000)
     _paste(page, "while True:\n    pass\n")
@@ -223,7 +225,7 @@ def test_runaway_code_is_stopped(server, browser, shots):
     res = _run(page)
     assert "Submit" in page.inner_text("#results") and "torch" in page.inner_text("#results")
     page.screenshot(path=str(shots / "07-torch-message.png"), full_page=True)
-    assert time.monotonic() - t0 < 90
+    assert time.monotonic() - t0 < 120
     ctx.close()
 
 
