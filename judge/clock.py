@@ -4,7 +4,7 @@ Why CPU time: how long a test takes on the wall clock depends on what else the h
 busy grading box once made an accepted file TLE); the CPU time it needs does not. DMOJ and
 ioi/isolate measure limits the same way.
 
-Phases, in the order the runner announces them in its results file:
+Phases, in the order the runner announces them through its results pipe:
 
     boot    interpreter and pytest start-up; no submission code runs yet: only the whole
             run's limits (problem cpu_s, and the wall net below)

@@ -2,8 +2,8 @@
 
 1. The submission must compile (checked here, without running it) -> else CE.
 2. The reference's observations for this problem version and device (cached on disk).
-3. Each suite (public, hidden) runs in its own sandboxed child over a fresh copy of the files it
-   may see; the parent watches the child's results file and emits progress events.
+3. Each suite (public, then hidden) runs in its own sandboxed child over a fresh copy of the
+   files it may see; the parent follows the results its runner sends and emits progress events.
 4. Each test is judged against the reference outside both processes (judging.py); the overall
    verdict, the score, timings and provenance make the Report.
 Anything unexpected in the judge itself gives IE ("internal error"): the cause is logged and

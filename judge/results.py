@@ -111,7 +111,7 @@ class ChildLog:
     _rest: bytes = b""
 
     def feed(self, data: bytes) -> list[dict]:
-        """Adds bytes read from the results file; returns the well-formed events in them."""
+        """Adds bytes the runner sent; returns the well-formed events in them it accepted."""
         data = self._rest + data
         *lines, self._rest = data.split(b"\n")
         events = []

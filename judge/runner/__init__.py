@@ -5,8 +5,11 @@ It is copied into each sandbox view as the package ``judge_runner`` and started 
 standard library and pytest, never the rest of ``judge``, and all of its modules use relative
 imports so they work under either package name.
 
-It writes plain JSON lines to a results file (see ``events.py`` for the vocabulary). The parent
-trusts none of it beyond "this is what the child said": expected values never enter the child.
+It writes plain JSON lines to a pipe the judge passes, or to a results file when run by hand
+(see ``events.py`` for the vocabulary). The parent trusts none of it beyond "this is what the
+child said", in the order the runner writes it: expected values never enter the child.
 """
 
-PROTOCOL_VERSION = 2  # 2: time limits are CPU seconds; cpu_s in imported/test_finished
+# 2: time limits are CPU seconds; cpu_s in imported/test_finished
+# 3: lines go through a pipe (--results-fd) and count only in the runner's order
+PROTOCOL_VERSION = 3
