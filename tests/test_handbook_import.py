@@ -245,7 +245,7 @@ def test_graded_locally(bank, tmp_path, capsys):
     failed = hidden["hidden/test_hidden.py::test_whole_list"]
     # a hidden assertion says only that it failed, never the values
     assert failed["verdict"] == "WA" and failed["failure"] == {
-        "kind": "assertion", "label": None, "exc_type": "AssertionError", "line": None}
+        "kind": "assertion", "label": None, "exc_type": None, "line": None}
     assert "[8]" not in json.dumps(hidden)
     assert grade(load_problem("900", bank), solution_source()).verdict == "AC"
 
@@ -270,7 +270,9 @@ def test_a_forged_pass_is_not_accepted(bank):
     report = grade(p, f"NAMES = {names!r}\n" + FORGED)
     assert report.verdict == "WA"
     assert {str(t.verdict) for t in report.tests} == {"WA"}
-    assert report.tests[0].failure.kind == "observation"
+    # The forged lines are out of the runner's order (tampered); were they not, the missing
+    # observations of the checks would fail the tests all the same.
+    assert report.tests[0].failure.kind in ("tampered", "observation")
 
 
 def test_practice_judge_shows_the_explanation_after_an_ac(bank, tmp_path, monkeypatch, capsys):
