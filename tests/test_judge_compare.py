@@ -66,22 +66,28 @@ def test_report_hides_hidden_details():
     assert d["schema_version"] == 1 and d["verdict"] == "WA"
 
 
-def test_child_log_ignores_malformed_and_duplicate_lines():
+def test_child_log_ignores_malformed_lines_and_tampers_out_of_order_ones():
     log = ChildLog()
     data = (b'{"ev":"start","t":1}\nnot json\n[1,2]\n{"ev":"bogus"}\n'
+            b'{"ev":"collected","tests":["t.py::a","t.py::b","t.py::c"]}\n'
             b'{"ev":"test_started","test":"t.py::a","t":2}\n'
             b'{"ev":"observation","test":"t.py::a","label":"x","value":[1]}\n'
             b'{"ev":"observation","test":"t.py::a","label":7,"value":1}\n'
             b'{"ev":"test_finished","test":"t.py::a","outcome":"passed"}\n'
-            b'{"ev":"test_finished","test":"t.py::a","outcome":"failed"}\n'
-            b'{"ev":"observation","test":"t.py::a","label":"late","value":1}\n'
+            b'{"ev":"start","t":9}\n'
             b'{"ev":"test_finished","test":"t.py::b","outcome":"weird"}\n{"ev":"test_st')
     log.feed(data)
     rec = log.tests["t.py::a"]
     assert rec.observations == [{"label": "x", "value": [1]}] and rec.outcome == "passed"
-    assert log.tests["t.py::b"].finished is None and log.running is None
+    assert log.started_t == 1 and not log.is_tampered("t.py::a")
+    # b finished without starting: out of the runner's order, so b is tampered, not judged
+    assert log.is_tampered("t.py::b") and log.running is None
     log.feed(b'arted","test":"t.py::c","t":3}\n')
     assert log.running == "t.py::c"
+    # a second finish of a, or a late observation of it, is out of order: a is tampered too
+    log.feed(b'{"ev":"observation","test":"t.py::a","label":"late","value":1}\n')
+    assert log.is_tampered("t.py::a") and log.tests["t.py::a"].observations == [
+        {"label": "x", "value": [1]}]
 
 
 class _Run:
@@ -124,7 +130,8 @@ def test_judging_rules_for_one_test():
     r = judge_test("hidden/t.py::a", "hidden", 1, REF,
                    _rec([], outcome="failed", kind="student", exc_type="my.Leak", line=999,
                         message="m"), _ctx(hidden=True), victim=False)
-    assert (r.failure.exc_type, r.failure.line, r.failure.message) == ("Exception", None, None)
+    # a hidden test shows no exception type (the submission chooses it), no line, no message
+    assert (r.failure.exc_type, r.failure.line, r.failure.message) == (None, None, None)
 
 
 def test_redactor_removes_secret_lines_but_not_visible_ones():
