@@ -1,0 +1,69 @@
+// Pure helpers the report uses (no DOM, so node's own test runner checks them): what of pytest's
+// output is worth showing, how long a timed-out test ran, and where a public test's source is.
+
+// pytest's own progress and count lines: they count pytest's passes, which are not the judge's
+// (a test whose observations differ from the reference's still "passes" in pytest).
+const PROGRESS = /^(\S+\.py\s+)?[.FEsxX]+\s*(\[\s*\d+%\])?\s*$/;
+const COUNTS = /\b\d+ (passed|failed|errors?|skipped|deselected|xfailed|xpassed|warnings?|rerun)\b/;
+const RULE = /^[=_-]{3,}.*$/;
+const NOISE = /^(short test summary info|no tests ran)/i;
+
+/** The output minus pytest's progress dots, separators and pass/fail counts; null when nothing
+ * else is left (then it adds nothing to the table and is not shown). */
+export function usefulOutput(output) {
+  if (!output) return null;
+  const kept = [];
+  for (const line of String(output).split("\n")) {
+    const t = line.trim();
+    if (PROGRESS.test(t) || (COUNTS.test(t) && (RULE.test(t) || / in [\d.]+s/.test(t) || /^\d+ \w+(, \d+ \w+)*$/.test(t)))) continue;
+    if (RULE.test(t) && !/[A-Za-z]/.test(t.replace(/[=_-]/g, ""))) continue;
+    if (NOISE.test(t.replace(/^[=_ -]+|[=_ -]+$/g, ""))) continue;
+    kept.push(line);
+  }
+  while (kept.length && !kept[0].trim()) kept.shift();
+  while (kept.length && !kept[kept.length - 1].trim()) kept.pop();
+  return kept.some((l) => /\S/.test(l)) ? kept.join("\n") : null;
+}
+
+/** Seconds a timed-out test ran: its measured time, else the limit its message names. */
+export function timeoutSeconds(failure, test, fallback = null) {
+  if (test && Number.isFinite(test.time_s) && test.time_s > 0) return test.time_s;
+  if (failure && Number.isFinite(failure.limit_s)) return failure.limit_s;
+  const m = failure && failure.message && String(failure.message).match(/(\d+(?:\.\d+)?)\s*s\b/);
+  if (m) return Number(m[1]);
+  return fallback;
+}
+
+export function secondsText(s) {
+  if (s === null || s === undefined) return "?";
+  return s >= 10 ? String(Math.round(s)) : String(Math.round(s * 10) / 10);
+}
+
+/** {file, line} of a public test's source for a failure: the file:line the failure names (an
+ * assertion or exception inside the test file), else the line that records the observation with
+ * this label, else the test's `def`. `files` maps "public/test_x.py" to its text. */
+export function sourceLocation(files, testName, failure = null) {
+  if (!files || !testName) return null;
+  const [path, func] = String(testName).split("::");
+  const text = files[path];
+  if (text === undefined || !func) return null;
+  const lines = text.split("\n");
+  const where = failure && failure.where && String(failure.where).match(/^(.*):(\d+)$/);
+  if (where) {
+    const file = where[1].startsWith("public/") ? where[1] : `public/${where[1]}`;
+    if (files[file] !== undefined) return { file, line: Number(where[2]) };
+  }
+  const name = func.replace(/\[.*$/, "");
+  const def = lines.findIndex((l) => new RegExp(`^\\s*(async\\s+)?def\\s+${name}\\s*\\(`).test(l));
+  if (def < 0) return null;
+  const label = failure && failure.label;
+  if (label) {
+    const indent = lines[def].match(/^\s*/)[0].length;
+    for (let i = def + 1; i < lines.length; i++) {
+      const l = lines[i];
+      if (l.trim() && l.match(/^\s*/)[0].length <= indent && !l.trim().startsWith("#")) break;
+      if (l.includes(JSON.stringify(label)) || l.includes(`'${label}'`)) return { file: path, line: i + 1 };
+    }
+  }
+  return { file: path, line: def + 1 };
+}
