@@ -8,6 +8,8 @@ later walk over it (comparison, encoding, rendering). So, in the parent:
   the test it belongs to is judged OLE with a message that says which limit it broke;
 - a value shown in a report is cut to `MAX_SHOWN_CHARS` of JSON;
 - reports are strict JSON: non-finite floats become the strings "NaN", "Infinity", "-Infinity".
+
+The disk a run may fill is bounded here too (`SCRATCH_MB`, `SCRATCH_FILES`; suite_run.py).
 """
 
 from __future__ import annotations
@@ -20,6 +22,9 @@ MAX_LINE_BYTES = 1 << 20
 MAX_DEPTH = 64
 MAX_SHOWN_CHARS = 4000
 MAX_REPORT_BYTES = 512 * 1024
+# The run's own filesystem on its scratch folder (the tests' tmp_path is in /tmp, capped apart)
+SCRATCH_MB = 64
+SCRATCH_FILES = 10_000
 
 # Events nest their value a few levels down ({"ev":..., "value": ...}): allowance for that.
 _ENVELOPE_DEPTH = 2

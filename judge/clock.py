@@ -36,9 +36,10 @@ for 21 tests); with it the run is stopped, the test it was in is TLE and the res
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
-from .sandbox.usage import Usage
+if TYPE_CHECKING:  # the page imports this module (judging.py) without the sandbox package
+    from .sandbox.usage import Usage
 
 WALL_FACTOR = 3.0
 GRACE_S = 1.5   # the runner's own watchdog acts at the limit + 1 s: leave it the first word
@@ -135,7 +136,7 @@ class PhaseClock:
     import_use: PhaseUse | None = None
     gap_max: PhaseUse | None = None        # the costliest gap (the reference's sets gap_s)
     stopped: Stop | None = None
-    last: Usage = field(default_factory=lambda: Usage(0.0, 0.0))
+    last: Usage = field(default_factory=lambda: _zero_usage())
     _open: _Open | None = None
     _started: Usage | None = None          # the sample that saw the runner's first line
 
@@ -215,6 +216,11 @@ class PhaseClock:
         waited = max(0.0, u.wait_s - ph.at.wait_s)
         cpu = None if u.cpu_s is None or ph.at.cpu_s is None else max(0.0, u.cpu_s - ph.at.cpu_s)
         return PhaseUse(cpu, max(0.0, u.wall_s - ph.at.wall_s - waited), waited)
+
+
+def _zero_usage() -> Usage:
+    from .sandbox.usage import Usage
+    return Usage(0.0, 0.0)
 
 
 def _more(a: PhaseUse, b: PhaseUse) -> bool:

@@ -26,9 +26,9 @@ from .judging import Context, Redactor, compile_error, judge_test
 from .problem import SUITES, Problem, load_problem
 from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from .report import Failure, Report, TestResult
-from .runner.errors import describe_syntax_error
 from .scoring import log_hidden_timings, score_of, scored_suites, suite_timings
 from .suite_run import run_suite
+from .syntax import check as syntax_check
 from .verdict import Verdict, overall
 from .view import View
 
@@ -195,20 +195,9 @@ class _Grading:
         return report
 
     def _syntax_check(self) -> dict | None:
-        try:
-            self.source.encode("utf-8")
-        except UnicodeEncodeError as e:
-            return {"exc_type": "UnicodeError", "line": None, "traceback": None,
-                    "message": f"the file is not valid UTF-8 text: {e.reason}"}
-        # This interpreter's own parser is the truth (the sandboxed children run it too);
-        # the page checks against the same version, see env.grading_python().
-        try:
-            compile(self.source, f"{self.problem.module}.py", "exec", dont_inherit=True)
-        except SyntaxError as e:
-            return describe_syntax_error(e, f"{self.problem.module}.py")
-        except ValueError as e:  # e.g. a NUL byte in the source
-            return {"exc_type": "ValueError", "line": None, "message": str(e), "traceback": None}
-        return None
+        # This interpreter's own parser is the truth (the sandboxed children run it too); the
+        # page checks the same file with the same module against this version's grammar.
+        return syntax_check(self.source, f"{self.problem.module}.py")
 
     def _reference_plan(self, ref: dict) -> dict[str, dict[str, dict]]:
         """{suite: {test name: reference entry}} for the selected tests, in run order."""

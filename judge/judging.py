@@ -30,11 +30,10 @@ from __future__ import annotations
 import json
 import signal as _signal
 
-from .bounded import finite, shown
+from .bounded import SCRATCH_FILES, SCRATCH_MB, finite, shown
 from .clock import GRACE_S, TimeLimits, shown_cpu_s, wall_net
 from .compare import compare
 from .report import Failure, TestResult
-from .suite_run import SCRATCH_FILES, SCRATCH_MB
 from .verdict import Verdict
 
 MIN_SECRET = 20

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from .bounded import SCRATCH_FILES, SCRATCH_MB
 from .clock import PhaseClock, TimeLimits, suite_wall_net
 from .results import MAX_RESULTS_BYTES, ChildLog
 from .view import View
@@ -30,9 +31,6 @@ from .sandbox.usage import Usage
 log_ = logging.getLogger("judge")
 
 RESULTS = "results.jsonl"  # the runner's file when run by hand; the judge passes a pipe
-# The run's own filesystem on its scratch folder (the tests' tmp_path is in /tmp, capped apart)
-SCRATCH_MB = 64
-SCRATCH_FILES = 10_000
 
 
 @dataclass

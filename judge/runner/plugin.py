@@ -6,17 +6,25 @@ timer (ITIMER_PROF) raises JudgeTimeout in the test at its limit, and a watchdog
 the process when a test swallowed that and keeps computing. These are the polite way to stop
 a test (the next one still runs); the parent enforces the same limits on the whole process
 tree from its own measurements, and stops a test that waits instead of computing.
+
+The page's Run loads this plugin too (judge/page_run.py), in Pyodide: there is no `resource`
+module and no profiling timer, and the page stops a run that takes too long from JavaScript.
+The timers run only where `start_watchdog` installed them (the sandbox's __main__).
 """
 
 from __future__ import annotations
 
 import os
-import resource
 import signal
 import threading
 import time
 
 import pytest
+
+try:
+    import resource
+except ImportError:  # Pyodide
+    resource = None
 
 from .errors import JudgeTimeout, describe
 from .events import EventWriter, check_label, now, to_json_data
@@ -37,6 +45,7 @@ class Session:
     cpu_at_start: float = 0.0
     deadline: float | None = None  # for the watchdog (cpu_now()), None when no test runs
     observer: Observer | None = None  # the running test's, shared by `observe` and `record`
+    timers: bool = False  # per-test CPU timers armed (start_watchdog)
     count = 0
 
 
@@ -99,6 +108,8 @@ def device():
 
 def cpu_now() -> float:
     """CPU seconds of this process (every thread) and of the children it has waited for."""
+    if resource is None:
+        return time.process_time()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     return time.process_time() + children.ru_utime + children.ru_stime
 
@@ -123,15 +134,20 @@ def _watchdog() -> None:
 
 def start_watchdog() -> None:
     signal.signal(signal.SIGPROF, _on_timer)
+    S.timers = True
     threading.Thread(target=_watchdog, name="judge-watchdog", daemon=True).start()
 
 
 def arm(limit: float) -> None:
+    if not S.timers:
+        return
     S.deadline = cpu_now() + limit + GRACE_S
     signal.setitimer(signal.ITIMER_PROF, limit)
 
 
 def disarm() -> None:
+    if not S.timers:
+        return
     signal.setitimer(signal.ITIMER_PROF, 0)
     S.deadline = None
 
