@@ -1,6 +1,8 @@
 // Renders a Report (the grading core's JSON, or the page runner's look-alike) and live progress.
 // The same markup for Run (in the page) and Submit (from the server).
 import { tr } from "./i18n.js";
+import { secondsText, timeoutSeconds } from "./report_text.js";
+import { hasValueDiff, isTimeout, outputBlock, sourceLink, timeoutLine, traceView } from "./report_parts.js";
 
 export const VERDICT_NAMES = {
   AC: "Accepted",
@@ -55,29 +57,29 @@ function fmtTime(s) {
   return s < 1 ? `${Math.round(s * 1000)} ms` : `${s.toFixed(2)} s`;
 }
 
-export function failureBox(f, { title } = {}) {
+export function failureBox(f, { title, test = null, links = null, timeoutS = null } = {}) {
   if (!f) return null;
   const rows = [];
-  if (f.test) rows.push(el("div", { class: "ff-test" }, el("code", {}, f.test), " ", f.verdict ? verdictBadge(f.verdict) : null));
+  if (f.test) rows.push(el("div", { class: "ff-test" }, el("code", {}, f.test), " ", f.verdict ? verdictBadge(f.verdict) : null, " ", sourceLink(links, f.test, f)));
+  if (isTimeout(f)) rows.push(timeoutLine(f, test, timeoutS));
   if (f.label !== undefined && f.label !== null) {
     rows.push(el("div", { class: "ff-label" }, tr("Observation: "), el("strong", {}, f.label)));
   }
-  if ("expected" in f || "got" in f) {
-    if (f.expected !== undefined || f.got !== undefined) {
-      rows.push(
-        el("div", { class: "ff-diff" },
-          el("div", {}, el("div", { class: "ff-h" }, tr("expected (reference)")), el("pre", { class: "exp" }, pretty(f.expected))),
-          el("div", {}, el("div", { class: "ff-h" }, tr("got (your code)")), el("pre", { class: "got" }, pretty(f.got))),
-        ),
-      );
-    }
+  if (hasValueDiff(f)) {
+    rows.push(
+      el("div", { class: "ff-diff" },
+        el("div", {}, el("div", { class: "ff-h" }, tr("expected (reference)")), el("pre", { class: "exp" }, pretty(f.expected))),
+        el("div", {}, el("div", { class: "ff-h" }, tr("got (your code)")), el("pre", { class: "got" }, pretty(f.got))),
+      ),
+    );
   }
   if (f.message) rows.push(el("div", { class: "ff-msg" }, f.message));
   if (f.traceback) rows.push(el("details", {}, el("summary", {}, "traceback"), el("pre", { class: "tb" }, f.traceback)));
+  rows.push(traceView(f));
   return el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, title || tr("First failure")), ...rows);
 }
 
-export function renderReport(container, report, { origin = "server", note = null } = {}) {
+export function renderReport(container, report, { origin = "server", note = null, links = null, timeoutS = null } = {}) {
   container.replaceChildren();
   if (!report) return;
   const head = el("div", { class: "report-head" },
@@ -96,19 +98,24 @@ export function renderReport(container, report, { origin = "server", note = null
       el("div", { class: "ff-msg" }, ce.message || ""), ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null,
       ce.hint ? el("p", { class: "note ce-hint" }, ce.hint) : null));
   }
-  if (report.first_failure && !report.compile_error) container.append(failureBox(report.first_failure));
+  if (report.first_failure && !report.compile_error) {
+    const ff = report.first_failure;
+    const row = (report.tests || []).find((t) => t.name === ff.test) || null;
+    container.append(failureBox(ff, { test: row, links, timeoutS }));
+  }
   const tests = report.tests || [];
   if (tests.length) {
     const body = el("tbody");
     for (const t of tests) {
       const f = t.failure;
       let text = "";
-      if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${f.label} — ${f.message}`;
+      if (f && isTimeout({ ...f, verdict: t.verdict })) text = tr("time limit exceeded after {s} s", { s: secondsText(timeoutSeconds(f, t, timeoutS)) });
+      else if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${f.label} — ${f.message}`;
       else if (f) text = f.message || f.label || "";
       const detail = text ? el("div", { class: "row-detail" }, text) : null;
       body.append(el("tr", { class: `row-${t.verdict}`, "data-test": t.name },
         el("td", {}, verdictBadge(t.verdict)),
-        el("td", { class: "tname" }, el("code", {}, t.name), detail),
+        el("td", { class: "tname" }, el("code", {}, t.name), " ", t.verdict !== "AC" && t.suite !== "hidden" ? sourceLink(links, t.name, f) : null, detail),
         el("td", { class: "num" }, fmtTime(t.time_s)),
       ));
     }
@@ -128,9 +135,7 @@ export function renderReport(container, report, { origin = "server", note = null
   if (report.problem && report.problem.version) facts.push(`problem ${String(report.problem.version).slice(0, 12)}`);
   if (prov.missing_layers && prov.missing_layers.length) facts.push(`sandbox without ${prov.missing_layers.join(", ")}`);
   if (facts.length) container.append(el("p", { class: "facts" }, facts.join(" · ")));
-  if (report.output) {
-    container.append(el("details", { class: "output" }, el("summary", {}, tr("pytest output")), el("pre", {}, report.output)));
-  }
+  container.append(outputBlock(report) || "");
 }
 
 // Live progress of a server grading, fed with the SSE events.
