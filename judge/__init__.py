@@ -8,14 +8,14 @@ console.py and practice/judge.py).
 
 from __future__ import annotations
 
-__all__ = ["load_problem", "list_problems", "grade", "check_problem", "Problem", "ProblemError",
+__all__ = ["load_problem", "list_problems", "ProblemBank", "grade", "check_problem", "Problem", "ProblemError",
            "Report", "TestResult", "Verdict", "public_expectations", "JUDGE_VERSION"]
 
 JUDGE_VERSION = "0.1.0"
 
 _LAZY = {
     "load_problem": "problem", "list_problems": "problem", "Problem": "problem",
-    "ProblemError": "problem", "grade": "grading", "check_problem": "check",
+    "ProblemError": "problem", "ProblemBank": "problem", "grade": "grading", "check_problem": "check",
     "public_expectations": "reference_cache", "Report": "report", "TestResult": "report", "Verdict": "verdict",
 }
 

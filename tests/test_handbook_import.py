@@ -346,7 +346,7 @@ def test_graded_by_a_remote_worker(bank, tmp_path):
     from web.app import create_app
     from web.grading import WarmGrader
     from web.job_runner import run_job
-    from web.problems import Catalog
+    from judge.problem import ProblemBank
     from web.worker_client import ApiBackend, WorkerClient
 
     st = _settings(bank, tmp_path, worker_token="worker-secret")
@@ -356,7 +356,7 @@ def test_graded_by_a_remote_worker(bank, tmp_path):
         c.headers["X-Worker-Token"] = "worker-secret"
         (wid,) = client.call("/api/workers/register", {"host": "remote-1", "pid": 7,
                                                        "device": "cpu"})["workers"]
-        catalog = Catalog(st.problems_dir, st.reference_dir)
+        catalog = ProblemBank(st.problems_dir, st.reference_dir)
         assert run_job(ApiBackend(client), catalog, WarmGrader("cpu"), sid, wid, 0.2,
                        check_version=True, provenance={"worker": wid}) == "stored"
         del c.headers["X-Worker-Token"]

@@ -109,7 +109,7 @@ def test_tests_are_discovered_without_importing_them(tmp_path):
                                 ("TestC::test_d", 8, False)]
 
 
-def test_version_covers_folder_reference_and_handbook(tmp_path):
+def test_version_covers_tests_reference_handbook_and_limits_not_statements(tmp_path):
     root = copy_bank(tmp_path)
     version = lambda: load_problem(root / "001-lru-cache").version  # noqa: E731
     v0 = version()
@@ -117,11 +117,14 @@ def test_version_covers_folder_reference_and_handbook(tmp_path):
     (root / "001-lru-cache" / "__pycache__").mkdir()
     (root / "001-lru-cache" / "__pycache__" / "x.pyc").write_bytes(b"junk")
     assert version() == v0
+    statement = root / "001-lru-cache" / "statement.en.md"
+    statement.write_text(statement.read_text() + "\nreworded\n")
+    assert version() == v0  # prose changes no verdict
     seen = {v0}
     for path in (root / "001-lru-cache" / "tests" / "hidden" / "test_hidden.py",
                  root.parent / "reference" / "lru.py",
                  root.parent / "reference" / "cache_stats.py",
-                 root / "001-lru-cache" / "statement.en.md"):
+                 root / "001-lru-cache" / "problem.toml"):
         path.write_text(path.read_text() + "\n# changed\n")
         seen.add(version())
     assert len(seen) == 5

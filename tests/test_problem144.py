@@ -27,7 +27,7 @@ from judge.reference_cache import public_expectations
 from kv_cache import KVCache
 from three_tier import ThreeTierPrefixCachingBlockPool as Reference
 from web.expectations import normalize, run_runner_child
-from web.problems import Catalog
+from judge.problem import ProblemBank
 
 REPO = Path(__file__).resolve().parent.parent
 FOLDER = REPO / "problems" / "144-three-tier-kv-cache"
@@ -51,16 +51,16 @@ def load(path):
 
 def page_run(info, source: str, expected) -> dict:
     spec = {"module": info.module, "source": source, "tests": info.public_files(),
-            "handbook": info.handbook_sources(REPO / "reference"), "expected": expected,
+            "handbook": info.handbook_sources(), "expected": expected,
             "weights": info.weights}
     return run_runner_child(spec, timeout_s=120)
 
 
 def test_public_suite_runs_in_the_page():
-    info = Catalog(REPO / "problems", REPO / "reference").get("144")
+    info = ProblemBank(REPO / "problems", REPO / "reference").get("144")
     problem = load_problem("144")
     assert info is not None and info.browser and problem.config.browser
-    handbook = info.handbook_sources(REPO / "reference")
+    handbook = info.handbook_sources()
     assert set(handbook).isdisjoint({"three_tier", "tiered"})
 
     expected = normalize(public_expectations(problem))

@@ -16,7 +16,7 @@ import pytest
 from judge import load_problem
 from judge.reference_cache import public_expectations
 from web.expectations import normalize, run_runner_child
-from web.problems import Catalog
+from judge.problem import ProblemBank
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -36,18 +36,18 @@ def _cache(tmp_path_factory, monkeypatch):
 
 def page_run(info, source: str, expected) -> dict:
     spec = {"module": info.module, "source": source, "tests": info.public_files(),
-            "handbook": info.handbook_sources(REPO / "reference"), "expected": expected,
+            "handbook": info.handbook_sources(), "expected": expected,
             "weights": info.weights}
     return run_runner_child(spec, timeout_s=120)
 
 
 @pytest.mark.parametrize("pid", sorted(WRONG))
 def test_public_suite_runs_in_the_page(pid):
-    info = Catalog(REPO / "problems", REPO / "reference").get(pid)
+    info = ProblemBank(REPO / "problems", REPO / "reference").get(pid)
     problem = load_problem(pid)
     assert info is not None and info.browser and problem.config.browser
     # What the page may import: never the module being written, never the answer.
-    handbook = info.handbook_sources(REPO / "reference")
+    handbook = info.handbook_sources()
     assert info.module not in handbook and problem.reference_path.stem not in handbook
 
     expected = normalize(public_expectations(problem))

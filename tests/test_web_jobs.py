@@ -16,7 +16,7 @@ from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from web.app import create_app
 from web.db import DONE, QUEUED, RUNNING, Database, Submission, SubmissionEvent, Visitor
 from web.jobs import JobSystem
-from web.problems import Catalog
+from judge.problem import ProblemBank
 from web.settings import REPO_ROOT, Settings
 
 
@@ -82,7 +82,7 @@ def test_worker_killed_mid_job_is_graded_later_exactly_once(tmp_path):
     st = settings(tmp_path, lease_s=2.0, heartbeat_s=0.3)
     db = Database(st.db_url)
     db.create_all()
-    jobs = JobSystem(st, db, Catalog(st.problems_dir, st.reference_dir), quick)
+    jobs = JobSystem(st, db, ProblemBank(st.problems_dir, st.reference_dir), quick)
     (sid,) = add_submissions(db, 1)
     jobs.enqueue(sid)
 
@@ -165,7 +165,7 @@ def test_grader_failure_and_endless_crashes_end_in_ie(tmp_path):
     def broken(problem, source, on_event):
         raise RuntimeError("judge exploded")
 
-    jobs = JobSystem(st, db, Catalog(st.problems_dir, st.reference_dir), broken)
+    jobs = JobSystem(st, db, ProblemBank(st.problems_dir, st.reference_dir), broken)
     a, b = add_submissions(db, 2)
     assert jobs.grade_submission(a) == "stored"
     r = row(db, a)

@@ -15,7 +15,7 @@ from web.app import create_app
 from web.db import Database
 from web.job_runner import run_job
 from web.ops_cli import parity_diff
-from web.problems import Catalog
+from judge.problem import ProblemBank
 from web.settings import Settings
 from web.worker_client import ApiBackend, WorkerClient
 
@@ -120,7 +120,7 @@ def test_worker_api_with_the_remote_workers_job_runner(tmp_path):
                                                     "device": "cpu"})
         (wid,) = reg["workers"]
         backend = ApiBackend(client)
-        catalog = Catalog(st.problems_dir, st.reference_dir)
+        catalog = ProblemBank(st.problems_dir, st.reference_dir)
         assert run_job(backend, catalog, quick, sid, wid, 0.05, check_version=True,
                        provenance={"worker": wid}) == "stored"
         assert run_job(backend, catalog, quick, sid, wid, 0.05) == "skipped"

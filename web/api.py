@@ -125,14 +125,14 @@ def get_problem(request: Request, problem_id: str) -> dict:
         "module": p.module,
         "languages": p.languages(),
         "statement": {lang: p.statement(lang) for lang in p.languages()},
-        "starter": p.starter(),
+        "starter": p.starter_source,
         "public_tests": p.public_files(),
-        "handbook": p.handbook_sources(ctx.settings.reference_dir),
+        "handbook": p.handbook_sources(),
         "public_expectations": expectations,
         "expectations_error": None if expectations is not None else ctx.expectations.error(p),
-        "limits": {**p.limits, "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,
+        "limits": {**p.limits.model_dump(), "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,
                    "max_code_bytes": ctx.settings.max_code_bytes},
-        "version": p.version(ctx.settings.reference_dir),
+        "version": p.version,
         "grading_python": grading_python(),
     }
 

@@ -35,7 +35,7 @@ from .edge import EdgeGuard
 from .identity import VisitorCookieMiddleware
 from .jobs import JobSystem
 from .pages import render_error_page, router as pages_router
-from .problems import Catalog
+from judge.problem import ProblemBank
 from .settings import BUILD_COMMAND, STATIC_DIR, Settings
 from .throttle import ClientLimits
 
@@ -54,7 +54,7 @@ PRECOMPRESSED = {".wasm": b"application/wasm", ".mjs": b"text/javascript; charse
 class AppContext:
     settings: Settings
     db: Database
-    catalog: Catalog
+    catalog: ProblemBank
     expectations: Expectations
     jobs: JobSystem
     checks: ProblemChecks
@@ -137,7 +137,7 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     db = Database(settings.db_url)
     db.create_all()
-    catalog = Catalog(settings.problems_dir, settings.reference_dir)
+    catalog = ProblemBank(settings.problems_dir, settings.reference_dir)
     jobs = JobSystem(settings, db, catalog, grader or judge_grader)
     ctx = AppContext(settings=settings, db=db, catalog=catalog,
                      expectations=Expectations(settings), jobs=jobs,

@@ -10,7 +10,7 @@ import threading
 import time
 from pathlib import Path
 
-from .problems import ProblemInfo
+from judge.problem import Problem
 from .settings import Settings
 
 log = logging.getLogger(__name__)
@@ -25,17 +25,17 @@ class ProblemChecks:
     def _path(self, problem_id: str) -> Path:
         return self.settings.cache_dir / f"check-{problem_id}.json"
 
-    def status(self, problem: ProblemInfo) -> dict | None:
+    def status(self, problem: Problem) -> dict | None:
         if problem.id in self._running:
             return {"state": "running"}
         try:
             data = json.loads(self._path(problem.id).read_text())
         except (OSError, ValueError):
             return None
-        data["current"] = data.get("version") == problem.version(self.settings.reference_dir)
+        data["current"] = data.get("version") == problem.version
         return data
 
-    def start(self, problem: ProblemInfo) -> bool:
+    def start(self, problem: Problem) -> bool:
         """Start a check unless one runs already; whether one was started."""
         with self._lock:
             if problem.id in self._running:
@@ -46,13 +46,13 @@ class ProblemChecks:
             t.start()
             return True
 
-    def _run(self, problem: ProblemInfo) -> None:
+    def _run(self, problem: Problem) -> None:
         started = time.time()
         out: dict = {"state": "done", "started_at": started,
-                     "version": problem.version(self.settings.reference_dir)}
+                     "version": problem.version}
         try:
             from judge import check_problem
-            res = check_problem(str(problem.folder))
+            res = check_problem(problem)
             out.update(ok=bool(res.ok), errors=list(res.errors), warnings=list(res.warnings),
                        table=[{k: v for k, v in row.items() if k != "tests"}
                               for row in res.table()])

@@ -168,12 +168,12 @@ def worker(args) -> int:
     from .db import Database
     from .grading import load_grader
     from .jobs import JobSystem
-    from .problems import Catalog
+    from judge.problem import ProblemBank
 
     settings = _settings(args)
     db = Database(settings.db_url)
     db.create_all()
-    jobs = JobSystem(settings, db, Catalog(settings.problems_dir, settings.reference_dir),
+    jobs = JobSystem(settings, db, ProblemBank(settings.problems_dir, settings.reference_dir),
                      load_grader(args.grader))
     n = _default_workers() if args.workers is None else args.workers
     stop = threading.Event()
@@ -189,7 +189,7 @@ def worker(args) -> int:
 def remote_worker(args) -> int:
     """`worker --server URL`: a worker on any host, no database credentials."""
     from .grading import WarmGrader, judge_grader, load_grader
-    from .problems import Catalog
+    from judge.problem import ProblemBank
     from .remote_worker import RemoteWorker
 
     if not args.queue:
@@ -209,7 +209,7 @@ def remote_worker(args) -> int:
     if _refuse(args, "worker"):  # after the usage errors, before any grading is prepared
         return 2
     settings = _settings(args)
-    catalog = Catalog(settings.problems_dir, settings.reference_dir)
+    catalog = ProblemBank(settings.problems_dir, settings.reference_dir)
     grader = load_grader(args.grader)
     warm, gpu = None, None
     if grader is judge_grader:

@@ -22,7 +22,7 @@ import threading
 import time
 from pathlib import Path
 
-from .problems import ProblemInfo
+from judge.problem import Problem as ProblemInfo
 from .settings import REPO_ROOT, Settings  # noqa: F401
 
 log = logging.getLogger(__name__)
@@ -56,7 +56,7 @@ class Expectations:
 
     def get(self, problem: ProblemInfo) -> dict | None:
         """The expectations, or None (the page then checks assertions only and says so)."""
-        version = problem.version(self.settings.reference_dir)
+        version = problem.version
         key = f"{problem.id}-{version[:16]}"
         with self._lock:
             if key in self._mem:
@@ -79,7 +79,7 @@ class Expectations:
     def _from_judge(self, problem: ProblemInfo) -> dict | None:
         try:
             import judge
-            jp = judge.load_problem(str(problem.folder))
+            jp = judge.load_problem(problem)
         except Exception:
             return None
         fn = getattr(judge, "public_expectations", None)
@@ -108,12 +108,8 @@ class Expectations:
 
 
 def reference_source(problem: ProblemInfo, settings: Settings) -> str:
-    if not problem.reference_path:
-        raise FileNotFoundError(f"problem {problem.id} names no reference solution")
-    for base in (settings.problems_dir.parent, problem.folder):
-        p = Path(base) / problem.reference_path
-        if p.is_file():
-            return p.read_text(encoding="utf-8")
+    if problem.reference_path.is_file():
+        return problem.reference_path.read_text(encoding="utf-8")
     raise FileNotFoundError(f"reference solution {problem.reference_path} not found")
 
 
@@ -138,10 +134,10 @@ def record_reference(problem: ProblemInfo, settings: Settings, files: dict | Non
         "module": problem.module,
         "source": reference_source(problem, settings),
         "tests": files if files is not None else problem.public_files(),
-        "handbook": problem.handbook_sources(settings.reference_dir),
+        "handbook": problem.handbook_sources(),
         "expected": None,
     }
-    res = run_runner_child(spec, timeout_s=float(problem.limits.get("wall_s", 120)) + 60)
+    res = run_runner_child(spec, timeout_s=float(problem.limits.wall_s) + 60)
     bad = [t for t in res["tests"] if t["verdict"] not in ("AC", "skipped")]
     if res.get("compile_error") or bad:
         what = res.get("compile_error") or bad[0]

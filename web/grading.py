@@ -1,6 +1,6 @@
 """How the web platform calls the grading core, and how tests swap it for a fake.
 
-A grader is a callable `grader(problem: ProblemInfo, source: str, on_event) -> dict` returning
+A grader is a callable `grader(problem: judge.Problem, source: str, on_event) -> dict` returning
 the Report as JSON data (`report.to_dict()`); `on_event` receives the core's progress events.
 """
 
@@ -10,21 +10,20 @@ import importlib
 import platform
 from typing import Callable, Protocol
 
-from .problems import ProblemInfo
+from judge.problem import Problem
 
 EventSink = Callable[[dict], None]
 
 
 class Grader(Protocol):
-    def __call__(self, problem: ProblemInfo, source: str, on_event: EventSink) -> dict: ...
+    def __call__(self, problem: Problem, source: str, on_event: EventSink) -> dict: ...
 
 
-def judge_grader(problem: ProblemInfo, source: str, on_event: EventSink) -> dict:
-    """The real thing: judge.grade() on the problem's folder, every suite, the best device."""
-    from judge import grade, load_problem
+def judge_grader(problem: Problem, source: str, on_event: EventSink) -> dict:
+    """The real thing: judge.grade() on the problem, every suite, the best device."""
+    from judge import grade
 
-    report = grade(load_problem(str(problem.folder)), source, suite="all", device="auto",
-                   on_event=on_event)
+    report = grade(problem, source, suite="all", device="auto", on_event=on_event)
     return report.to_dict() if hasattr(report, "to_dict") else dict(report)
 
 
@@ -62,7 +61,6 @@ class WarmGrader:
     def warm(self, catalog, log=None) -> dict[str, str]:
         """Prepare every problem of `catalog`; {problem id: "ok" or why not}."""
         import time
-        from judge import load_problem
         from judge.problem import SUITES
         from judge.reference_cache import get_reference
 
@@ -72,11 +70,11 @@ class WarmGrader:
             torch.cuda.init()
         out = {}
         for p in catalog.list():
-            if "cuda" in (p.requires or []) and self.device != "cuda":
+            if "cuda" in p.requires and self.device != "cuda":
                 out[p.id] = "needs a CUDA device"
                 continue
             try:
-                get_reference(load_problem(str(p.folder)), list(SUITES), self.device,
+                get_reference(p, list(SUITES), self.device,
                               cache=self.cache)
                 out[p.id] = "ok"
             except Exception as exc:
@@ -86,15 +84,15 @@ class WarmGrader:
                      time.perf_counter() - t0, out)
         return out
 
-    def __call__(self, problem: ProblemInfo, source: str, on_event: EventSink) -> dict:
-        from judge import grade, load_problem
+    def __call__(self, problem: Problem, source: str, on_event: EventSink) -> dict:
+        from judge import grade
 
-        report = grade(load_problem(str(problem.folder)), source, suite="all",
+        report = grade(problem, source, suite="all",
                        device=self.device, on_event=on_event, cache=self.cache)
         return report.to_dict()
 
 
-def internal_error_report(problem: ProblemInfo, message: str) -> dict:
+def internal_error_report(problem: Problem, message: str) -> dict:
     """A Report for when grading itself failed (IE: the judge's fault, never the student's)."""
     return {
         "schema_version": 1, "verdict": "IE", "score": 0.0,

@@ -27,7 +27,7 @@ from typing import Protocol
 
 from .db import Database, Submission
 from .grading import Grader, internal_error_report
-from .problems import Catalog
+from judge.problem import ProblemBank
 from .settings import Settings
 from . import workers
 
@@ -63,7 +63,7 @@ class JobBackend(Protocol):
 # ---------------------------------------------------------------- server side (the database)
 
 
-def take_job(db: Database, settings: Settings, catalog: Catalog, submission_id: int,
+def take_job(db: Database, settings: Settings, catalog: ProblemBank, submission_id: int,
              worker_id: str, device: str | None = None, with_version: bool = False
              ) -> tuple[str, Claim | None]:
     """Claim a submission for `worker_id`: ("claimed", Claim), ("skipped", None) when it is not
@@ -90,7 +90,7 @@ def take_job(db: Database, settings: Settings, catalog: Catalog, submission_id: 
         return "gave-up", None
     version = None
     if with_version and problem is not None:
-        version = problem.version(settings.reference_dir)
+        version = problem.version
     return "claimed", Claim(submission_id, owner, attempt, problem_id, code, version, needs)
 
 
@@ -107,7 +107,7 @@ def store_result(db: Database, submission_id: int, owner: str, attempt: int,
 class DbBackend:
     """The server's own grading threads: every step straight to the database."""
 
-    def __init__(self, db: Database, settings: Settings, catalog: Catalog):
+    def __init__(self, db: Database, settings: Settings, catalog: ProblemBank):
         self.db, self.settings, self.catalog = db, settings, catalog
 
     def claim(self, submission_id, worker_id):
@@ -152,7 +152,7 @@ class Heartbeat(threading.Thread):
                 return
 
 
-def run_job(backend: JobBackend, catalog: Catalog, grader: Grader, submission_id: int,
+def run_job(backend: JobBackend, catalog: ProblemBank, grader: Grader, submission_id: int,
             worker_id: str, heartbeat_s: float, check_version: bool = False,
             provenance: dict | None = None) -> str:
     """Grade one submission if it is still waiting; what happened, in one word: stored,
@@ -181,7 +181,7 @@ def run_job(backend: JobBackend, catalog: Catalog, grader: Grader, submission_id
     return "stored" if backend.finish(claim, report) else "dropped"
 
 
-def _grade(problem, claim: Claim, grader: Grader, on_event, catalog: Catalog,
+def _grade(problem, claim: Claim, grader: Grader, on_event, catalog: ProblemBank,
            check_version: bool) -> dict:
     try:
         if problem is None:
@@ -189,7 +189,7 @@ def _grade(problem, claim: Claim, grader: Grader, on_event, catalog: Catalog,
                                          f"problem {claim.problem_id} is not in this worker's "
                                          "problem bank")
         if check_version and claim.problem_version:
-            mine = problem.version(catalog.reference_dir)
+            mine = problem.version
             if mine != claim.problem_version:
                 log.error("problem %s differs between this worker (%s) and the server (%s)",
                           problem.id, mine[:12], claim.problem_version[:12])

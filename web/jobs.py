@@ -22,7 +22,7 @@ from sqlalchemy import select, update
 from .db import DONE, LIVE_PRIORITY, QUEUED, RUNNING, Database, Submission, utcnow
 from .grading import Grader
 from .job_runner import DbBackend, run_job
-from .problems import Catalog
+from judge.problem import ProblemBank
 from .queue import JobQueue
 from .settings import Settings
 from . import workers
@@ -39,7 +39,7 @@ class _EmbeddedConsumer(Consumer):
 
 
 class JobSystem:
-    def __init__(self, settings: Settings, db: Database, catalog: Catalog, grader: Grader):
+    def __init__(self, settings: Settings, db: Database, catalog: ProblemBank, grader: Grader):
         self.settings, self.db, self.catalog, self.grader = settings, db, catalog, grader
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         self.queue = JobQueue(settings.queue_url, settings.huey_path,

@@ -106,13 +106,13 @@ def regrade_cmd(args) -> int:
 
 def _regrade_db(args) -> int:
     from .db import Database
-    from .problems import Catalog
+    from judge.problem import ProblemBank
     from .queue import JobQueue
     from .settings import Settings
     from . import regrades
 
     st = Settings(**({"problems_dir": args.problems} if args.problems else {}))
-    p = Catalog(st.problems_dir, st.reference_dir).get(args.problem)
+    p = ProblemBank(st.problems_dir, st.reference_dir).get(args.problem)
     if p is None and not args.problem.isdigit():
         return _fail(f"there is no problem '{args.problem}' in {st.problems_dir} (--problems)",
                      EXIT_USAGE)

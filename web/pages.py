@@ -170,7 +170,7 @@ def starter_file(request: Request, ref: str):
     p = request.app.state.ctx.catalog.get(ref)
     if p is None:
         return PlainTextResponse(f"no problem {ref}\n", status_code=404)
-    return PlainTextResponse(p.starter(), headers={
+    return PlainTextResponse(p.starter_source, headers={
         "Content-Disposition": f'attachment; filename="{p.id}-{p.slug}.py"'})
 
 

@@ -26,7 +26,7 @@ import time
 
 from .grading import Grader
 from .job_runner import run_job
-from .problems import Catalog
+from judge.problem import ProblemBank
 from .queue import JobQueue, redact_url
 from .worker_client import ApiBackend, ServerUnreachable, WorkerClient
 
@@ -35,7 +35,7 @@ MAX_BACKOFF_S = 30.0
 
 
 class RemoteWorker:
-    def __init__(self, *, queue_url: str, server: str, token: str, catalog: Catalog,
+    def __init__(self, *, queue_url: str, server: str, token: str, catalog: ProblemBank,
                  grader: Grader, device: str, gpu_name: str | None = None, slots: int = 1,
                  warm=None, host: str | None = None, version: str | None = None):
         self.queue = JobQueue(queue_url, handler=self._handle)

@@ -1,0 +1,120 @@
+"""`problem.toml`: its schema (pydantic, unknown keys refused) and the error a bad folder raises.
+
+Everything a verdict depends on besides the files (limits, weights, the handbook modules, the
+reference's path) is declared here; `Problem.version` hashes this file with the rest.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+LANGS = ("en", "zh")
+
+
+class ProblemError(ValueError):
+    """A problem folder is missing or invalid; the message names the file and the field."""
+
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Title(_Strict):
+    en: str = Field(min_length=1)
+    zh: str = Field(min_length=1)
+
+
+class SubmissionConfig(_Strict):
+    module: str
+
+    @field_validator("module")
+    @classmethod
+    def _identifier(cls, v: str) -> str:
+        if not v.isidentifier():
+            raise ValueError(f"{v!r} is not a Python module name")
+        return v
+
+
+class HandbookConfig(_Strict):
+    modules: list[str] = []
+
+
+class ReferenceConfig(_Strict):
+    path: str
+
+
+class SourceConfig(_Strict):
+    """Where an imported problem's text comes from (`judge import`), shown on its page."""
+    format: Literal["handbook"] = "handbook"
+    book: str = ""
+    slug: str = ""             # the stable key in the source
+    path: str = ""
+    url: str = ""
+    licence: str = Field(min_length=1)
+    licence_url: str = ""
+    attribution: str = Field(min_length=1)
+    changes: str = ""
+
+
+class LimitsConfig(_Strict):
+    wall_s: float = Field(120, gt=0)
+    cpu_s: float = Field(120, gt=0)
+    memory_mb: int = Field(3072, gt=0)
+    output_kb: int = Field(256, gt=0)
+    time_factor: float = Field(4.0, gt=0)
+    min_test_s: float = Field(5.0, gt=0)
+
+
+class CheckConfig(_Strict):
+    # `judge check --mutate` fails below this share of killed mutants; 0: it only reports
+    mutation_min: float = Field(0.0, ge=0.0, le=1.0)
+
+
+class ProblemConfig(_Strict):
+    id: str = Field(pattern=r"^\d+$")
+    slug: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    difficulty: Literal["easy", "medium", "hard"]
+    chapter: str = ""
+    tags: list[str] = []
+    requires: list[Literal["torch", "cuda"]] = []
+    browser: bool = False
+    title: Title
+    submission: SubmissionConfig
+    handbook: HandbookConfig = HandbookConfig()
+    reference: ReferenceConfig
+    limits: LimitsConfig = LimitsConfig()
+    weights: dict[str, float] = {}
+    check: CheckConfig = CheckConfig()
+    source: SourceConfig | None = None
+
+    @field_validator("weights")
+    @classmethod
+    def _positive(cls, v: dict[str, float]) -> dict[str, float]:
+        for name, w in v.items():
+            if w <= 0:
+                raise ValueError(f"weight of {name!r} must be > 0")
+        return v
+
+
+def parse_config(toml_path: Path) -> ProblemConfig:
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ProblemError(f"{toml_path}: file not found") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ProblemError(f"{toml_path}: not valid TOML: {e}") from None
+    try:
+        return ProblemConfig.model_validate(data)
+    except ValidationError as e:
+        lines = [f"{toml_path}: invalid problem.toml"]
+        for err in e.errors():
+            field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            lines.append(f"  field `{field}`: {err['msg']}")
+        raise ProblemError("\n".join(lines)) from None
+
+
