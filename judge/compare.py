@@ -114,3 +114,44 @@ def compare(expected: list[dict], got: list[dict], *, partial: bool = False
         g = got[len(expected)]
         return Divergence(len(expected), str(g.get("label")), None, g.get("value"), reason="extra")
     return None
+
+
+# ---- pool timelines (runner/trace.py) ---------------------------------------------------------
+
+TRACE_TAIL = 20  # steps of each side kept when the two timelines never differ
+
+
+def trace_diff(expected: list[dict], got: list[dict]) -> dict:
+    """The reference's and the submission's timelines of one test, side by side, up to where
+    they part: {"expected": [step...], "got": [step...], "diverges_at": i | None,
+    "differs": path | None, "total": {"expected": n, "got": m}}.
+
+    Steps compare as observations do (every key of the step but its number `i`). `diverges_at`
+    is the number of the first step that differs, one side lacking a step included; both lists
+    then end with it (the shorter may end before it), `differs` says where inside it. When the
+    timelines are equal in full (the test failed on something the state does not show, or on an
+    assertion), `diverges_at` and `differs` are None and each list holds its last TRACE_TAIL
+    steps."""
+    total = {"expected": len(expected), "got": len(got)}
+    for i in range(max(len(expected), len(got))):
+        if i >= len(expected) or i >= len(got):
+            path = ""
+        else:
+            path = first_difference(_unnumbered(expected[i]), _unnumbered(got[i]))
+        if path is not None:
+            return {"expected": list(expected[:i + 1]), "got": list(got[:i + 1]),
+                    "diverges_at": i, "differs": path, "total": total}
+    return {"expected": list(expected[-TRACE_TAIL:]), "got": list(got[-TRACE_TAIL:]),
+            "diverges_at": None, "differs": None, "total": total}
+
+
+def _unnumbered(step) -> Any:
+    return {k: v for k, v in step.items() if k != "i"} if isinstance(step, dict) else step
+
+
+def cut_trace(trace: dict, keep: int) -> None:
+    """Keeps the last `keep` steps of each side (the ones nearest where they part)."""
+    for side in ("expected", "got"):
+        steps = trace.get(side)
+        if isinstance(steps, list) and len(steps) > keep:
+            trace[side] = steps[len(steps) - keep:] if keep else []

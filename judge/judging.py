@@ -32,7 +32,7 @@ import signal as _signal
 
 from .bounded import SCRATCH_FILES, SCRATCH_MB, finite, shown
 from .clock import GRACE_S, TimeLimits, shown_cpu_s, wall_net
-from .compare import compare
+from .compare import compare, trace_diff
 from .report import Failure, TestResult
 from .verdict import Verdict
 
@@ -147,8 +147,19 @@ def _runs(run) -> str:
 
 def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
                *, victim: bool) -> TestResult:
-    """`ref`: the reference's {outcome, observations, time_s}; `rec`: the child's TestRecord or
-    None; `victim`: this test was the one in progress (or next) when the child died."""
+    """`ref`: the reference's {outcome, observations, time_s, trace}; `rec`: the child's
+    TestRecord or None; `victim`: this test was the one in progress (or next) when the child
+    died. A failing public test that traced a pool gets both timelines (compare.trace_diff);
+    a hidden test never does."""
+    res = _judge(name, suite, weight, ref, rec, ctx, victim=victim)
+    if res.failure is not None and res.failure.kind != "tampered" and not ctx.hidden and \
+            rec is not None and (ref.get("trace") or rec.trace):
+        res.failure.trace = trace_diff(ref.get("trace") or [], rec.trace)
+    return res
+
+
+def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
+           *, victim: bool) -> TestResult:
     res = TestResult(name=name, suite=suite, verdict=Verdict.AC, weight=weight,
                      hidden=ctx.hidden)
     if ref["outcome"] == "skipped":

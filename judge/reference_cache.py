@@ -7,7 +7,9 @@ same tests over the reference solution (sandboxed), then kept on disk and reused
 The files are private to the judge's user (mode 0600 in a 0700 folder), so a sandboxed child
 running as another user cannot read the expected values even without a private filesystem.
 
-Besides the observations, a suite's entry holds the reference's CPU times, from which the
+A public test's entry also holds the reference's pool timeline (`trace`, runner/trace.py), the
+`expected` side of a failing test's timelines; hidden tests have none. Besides the observations,
+a suite's entry holds the reference's CPU times, from which the
 submission's limits are derived (clock.py): each test's `time_s`, `import_s` (the module's
 import) and `gap_s` (the costliest stretch outside the tests, e.g. collecting test files).
 """
@@ -29,7 +31,8 @@ from .clock import TimeLimits, shown_cpu_s
 from .problem import REPO_ROOT, Problem
 from .view import RUNNER_SRC
 
-SCHEMA = 2  # 2: times are CPU seconds of the sandboxed tree (were wall clock), gap_s added
+SCHEMA = 3  # 2: times are CPU seconds of the sandboxed tree (were wall clock), gap_s added
+#            3: public tests' entries have `trace` (the reference's pool timeline)
 
 
 def cache_root() -> Path:
@@ -136,9 +139,12 @@ def _check_reference(problem: Problem, suite: str, run) -> dict:
             raise ReferenceFailure(f"{where}: {name} {fin['outcome']}: {fin['exc_type']}: "
                                    f"{fin['message']} at {fin.get('where')}\n"
                                    f"{fin.get('traceback') or ''}")
-        tests.append({"name": f"{suite}/{name}", "outcome": fin["outcome"],
-                      "observations": rec.observations,
-                      "time_s": _cpu(fin.get("cpu_s"), clock.tests.get(name))})
+        entry = {"name": f"{suite}/{name}", "outcome": fin["outcome"],
+                 "observations": rec.observations,
+                 "time_s": _cpu(fin.get("cpu_s"), clock.tests.get(name))}
+        if suite == "public":  # a hidden test's timeline would show what it does
+            entry["trace"] = rec.trace
+        tests.append(entry)
     gap = clock.gap_max
     return {"tests": tests, "import_s": _cpu(log.import_cpu_s, clock.import_use),
             "gap_s": _cpu(None, gap) if gap is None or gap.cpu_s is not None else gap.wall_s,

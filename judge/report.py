@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .bounded import MAX_REPORT_BYTES, finite, shown, strict_dumps
+from .compare import cut_trace
 from .verdict import Verdict
 
 SCHEMA_VERSION = 1
@@ -38,6 +39,7 @@ class Failure:
     where: str | None = None      # file:line in the test file (public only)
     message: str | None = None
     traceback: str | None = None
+    trace: dict | None = None     # public only: both pool timelines (compare.trace_diff)
     hidden: bool = False
 
     def to_dict(self) -> dict:
@@ -80,8 +82,10 @@ class Report:
     provenance: dict = field(default_factory=dict)
     output: str | None = None      # the tail of what the public run printed (public only)
     scored_suites: list = field(default_factory=list)  # whose tests the score counts
+    experiment: dict | None = None  # the chapter's experiment, for a chart (experiment.py)
     ie_cause: str | None = None    # why the judge failed: logged and for instructors, never
     #                                 part of to_dict()
+    platform_error: str | None = None  # why the platform could not grade at all (shown)
 
     @property
     def first_failure(self) -> dict | None:
@@ -90,6 +94,9 @@ class Report:
                 d = {"test": t.name, "verdict": str(t.verdict)}
                 d.update(t.failure.to_dict() if t.failure else {})
                 return d
+        if self.platform_error is not None:
+            return {"test": None, "verdict": str(self.verdict),
+                    **Failure("internal", message=self.platform_error).to_dict()}
         return None
 
     @property
@@ -115,6 +122,7 @@ class Report:
             "output": self.output,
             "timings": dict(self.timings),
             "provenance": dict(self.provenance),
+            "experiment": self.experiment,
         }
 
 
@@ -123,6 +131,14 @@ def _fit(d: dict) -> dict:
     until the encoded report fits; the verdicts, names and labels stay whole."""
     if len(strict_dumps(d)) <= MAX_REPORT_BYTES:
         return d
+    failures = [t["failure"] for t in d["tests"] if t.get("failure")]
+    failures += [d["first_failure"]] if d.get("first_failure") else []
+    traces = [f["trace"] for f in failures if isinstance(f.get("trace"), dict)]
+    for keep in (50, 20, 5, 1):  # older steps first: the ones where the timelines part stay
+        for trace in traces:
+            cut_trace(trace, keep)
+        if traces and len(strict_dumps(d)) <= MAX_REPORT_BYTES:
+            return d
     for limit in (2000, 300):
         if d.get("output"):
             d["output"] = d["output"][-limit:]
@@ -137,5 +153,29 @@ def _fit(d: dict) -> dict:
                     f[key] = f[key][-limit:]
         if len(strict_dumps(d)) <= MAX_REPORT_BYTES:
             return d
+    for f in failures:
+        if "trace" in f:
+            f["trace"] = None
     d["output"] = None
     return d
+
+
+def platform_error_report(problem, message: str) -> Report:
+    """An IE report for when no grading took place, through the platform's fault (a worker
+    killed too often, a problem missing or different on the worker, a grader that failed):
+    `message` is shown as the first failure. `problem` is a Problem, or its id when there is
+    none."""
+    from . import environment as env
+
+    if isinstance(problem, str):
+        about = {"id": problem, "slug": None, "version": None}
+    else:
+        try:
+            version = problem.version
+        except Exception:  # the problem's files are what failed
+            version = None
+        about = {"id": problem.id, "slug": problem.slug, "version": version}
+    return Report(verdict=Verdict.IE, score=0.0, problem=about, submission={},
+                  provenance={"device": None, "python": env.python_version(),
+                              "torch": env.torch_version(), "judge_version": env.JUDGE_VERSION},
+                  platform_error=message)

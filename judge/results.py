@@ -5,7 +5,7 @@ Every field is type-checked; malformed lines are dropped; sizes are capped. What
 
 The lines arrive in the order they were written (a pipe), and the runner writes them in one
 order only: `start`, then `imported`, `collected`, then for one test at a time `test_started`,
-its observations, `test_finished`, and `finished` last. The submission runs in the same
+its observations and trace steps, `test_finished`, and `finished` last. The submission runs in the same
 process and can write lines too, but not without breaking that order somewhere, because the
 runner still writes its own. So nothing is "first come, first kept": a line that does not fit
 the order is dropped, and a test named in one, or running when it came, is `tampered`, which
@@ -25,6 +25,9 @@ from .bounded import line_problem, test_named_in
 
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 MAX_OBSERVATIONS = 100_000
+MAX_TRACE_STEPS = 500       # per test, as the runner writes them (runner/trace.py)
+MAX_TRACE_TOTAL = 20_000
+MAX_STEP_BYTES = 20 * 1024  # the runner's 16 KB and some slack for its encoding
 MAX_TEXT = 4000
 MAX_TAMPERED = 10_000  # names kept; beyond that every test counts as tampered
 
@@ -78,6 +81,7 @@ class TestRecord:
     started_t: float | None = None
     limit_s: float | None = None
     observations: list[dict] = field(default_factory=list)
+    trace: list[dict] = field(default_factory=list)  # {i, pool, op, args, result, state}
     finished: dict | None = None      # outcome, kind, exc_type, message, line, where, ...
     oversized: str | None = None      # why one of its lines was too big to read (bounded.py)
 
@@ -105,6 +109,7 @@ class ChildLog:
     finished: dict | None = None
     runner_error: str | None = None
     n_observations: int = 0
+    n_trace_steps: int = 0
     tampered: set[str] = field(default_factory=set)  # tests with lines out of order
     _open: str | None = None                         # the test between its start and finish
     _seen: set[str] = field(default_factory=set)     # once-only events already applied
@@ -169,7 +174,7 @@ class ChildLog:
             info = _error_fields(ev)
             info["file"] = _str(ev.get("file"), 300)
             self.collect_errors.append(info)
-        elif kind in ("test_started", "observation", "test_finished"):
+        elif kind in ("test_started", "observation", "trace", "test_finished"):
             name = ev.get("test")
             if not isinstance(name, str) or len(name) > 1000:
                 return False
@@ -208,6 +213,13 @@ class ChildLog:
                 return False
             rec.observations.append({"label": label[:200], "value": ev["value"]})
             self.n_observations += 1
+        elif kind == "trace":
+            step = _trace_step(ev.get("step"), len(rec.trace))
+            if step is None or len(rec.trace) >= MAX_TRACE_STEPS or \
+                    self.n_trace_steps >= MAX_TRACE_TOTAL:
+                return False
+            rec.trace.append(step)
+            self.n_trace_steps += 1
         else:
             outcome = ev.get("outcome")
             if outcome not in ("passed", "failed", "error", "skipped", "timeout", "memory"):
@@ -228,6 +240,19 @@ class ChildLog:
             if self.tests[name].finished is None:
                 return name
         return None
+
+
+def _trace_step(step, i: int) -> dict | None:
+    """One step of a pool's timeline as the judge keeps it, numbered by its place; None when
+    it is not one. A step too big to show keeps its call and loses its state."""
+    if not isinstance(step, dict) or not isinstance(step.get("op"), str):
+        return None
+    pool = _int(step.get("pool"))
+    out = {"i": i, "pool": pool if pool is not None else 0, "op": step["op"][:50],
+           "args": step.get("args"), "result": step.get("result"), "state": step.get("state")}
+    if len(json.dumps(out, default=str)) > MAX_STEP_BYTES:
+        out["args"] = out["result"] = out["state"] = {"cut": "too long"}
+    return out
 
 
 def _error_fields(ev: dict) -> dict[str, Any]:

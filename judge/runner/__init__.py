@@ -12,4 +12,5 @@ child said", in the order the runner writes it: expected values never enter the 
 
 # 2: time limits are CPU seconds; cpu_s in imported/test_finished
 # 3: lines go through a pipe (--results-fd) and count only in the runner's order
-PROTOCOL_VERSION = 3
+# 4: `trace` events (a pool's calls and states, public tests only)
+PROTOCOL_VERSION = 4

@@ -10,6 +10,8 @@ One line per event, each a JSON object with an ``ev`` key:
 - ``collect_error`` {file, kind, exc_type, message, line, traceback}
 - ``test_started``  {test, t, limit_s}
 - ``observation``   {test, i, label, value}
+- ``trace``         {test, i, step: {pool, op, args, result, state}}   one call on a traced pool
+                    (trace.py): at most 500 per test, 16 KB of JSON each; never an observation
 - ``test_finished`` {test, outcome, phase, kind, exc_type, message, line, where, traceback,
                      duration_s, cpu_s}
 - ``finished``      {t, tests_s, exit_code, torch, gpu_name}

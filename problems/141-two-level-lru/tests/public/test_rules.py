@@ -1,6 +1,7 @@
 """The rules one at a time: recency on the GPU level, moving down, moving back up, dropping, the
 counters, and levels of capacity 0."""
 
+from trace_cache import trace_cache
 from two_level_lru import TieredKVCache
 
 
@@ -13,7 +14,7 @@ def counters(cache):
 
 
 def test_gpu_hit_refreshes(observe):
-    cache = TieredKVCache(gpu_blocks=3, cpu_blocks=3)
+    cache = trace_cache(TieredKVCache(gpu_blocks=3, cpu_blocks=3))
     for h in (1, 2, 3):
         cache.access(h)
     observe("levels after 1, 2, 3", levels(cache))
@@ -25,7 +26,7 @@ def test_gpu_hit_refreshes(observe):
 
 
 def test_cpu_hit_moves_up(observe):
-    cache = TieredKVCache(gpu_blocks=2, cpu_blocks=3)
+    cache = trace_cache(TieredKVCache(gpu_blocks=2, cpu_blocks=3))
     for h in (10, 20, 30, 40, 50):
         cache.access(h)
     observe("levels after 10, 20, 30, 40, 50", levels(cache))
@@ -38,7 +39,7 @@ def test_cpu_hit_moves_up(observe):
 
 
 def test_cpu_level_drops_its_lru(observe):
-    cache = TieredKVCache(gpu_blocks=1, cpu_blocks=2)
+    cache = trace_cache(TieredKVCache(gpu_blocks=1, cpu_blocks=2))
     for h in ("a", "b", "c"):
         cache.access(h)
     observe("levels after a, b, c", levels(cache))
@@ -50,19 +51,19 @@ def test_cpu_level_drops_its_lru(observe):
 
 
 def test_capacity_zero(observe):
-    cache = TieredKVCache(gpu_blocks=2, cpu_blocks=0)
+    cache = trace_cache(TieredKVCache(gpu_blocks=2, cpu_blocks=0))
     results = [cache.access(h) for h in (1, 2, 3, 1, 3)]
     observe("no CPU level: results of access(1, 2, 3, 1, 3)", results)
     observe("no CPU level: levels at the end", levels(cache))
     observe("no CPU level: num_gpu_hits, num_cpu_hits, num_misses, num_offloaded", counters(cache))
 
-    cache = TieredKVCache(gpu_blocks=0, cpu_blocks=2)
+    cache = trace_cache(TieredKVCache(gpu_blocks=0, cpu_blocks=2))
     results = [cache.access(h) for h in (1, 2, 1, 3, 2)]
     observe("no GPU level: results of access(1, 2, 1, 3, 2)", results)
     observe("no GPU level: levels at the end", levels(cache))
     observe("no GPU level: num_gpu_hits, num_cpu_hits, num_misses, num_offloaded", counters(cache))
 
-    cache = TieredKVCache(gpu_blocks=0, cpu_blocks=0)
+    cache = trace_cache(TieredKVCache(gpu_blocks=0, cpu_blocks=0))
     results = [cache.access(h) for h in (1, 1, 2)]
     observe("no level at all: results of access(1, 1, 2)", results)
     observe("no level at all: levels at the end", levels(cache))

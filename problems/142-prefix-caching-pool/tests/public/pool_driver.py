@@ -7,6 +7,21 @@ which prompt it computed into it (`Driver.held[block]`, a tuple of token ids). A
 """
 
 
+try:  # inside the judge: the pool's calls become a timeline shown beside the reference's
+    from judge_runner.trace import name_prompts, traced
+except ImportError:  # anywhere else: the pool itself
+    def traced(pool, **how):
+        return pool
+
+    def name_prompts(pool, prompts, hash_names=None):
+        pass
+
+
+def trace_pool(pool):
+    """The pool, recording each call the test makes for the judge's timeline."""
+    return traced(pool, counters=["num_queries", "num_hits"])
+
+
 class Driver:
     def __init__(self, pool):
         self.pool = pool
@@ -60,6 +75,7 @@ def names_of_hashes(pool, prompts):
     for name, tokens in prompts.items():
         for i, h in enumerate(pool.block_hashes(tokens)):
             names.setdefault(h, f"{name}[{i}]")
+    name_prompts(pool, prompts, names)
     return names
 
 

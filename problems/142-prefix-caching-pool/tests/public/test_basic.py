@@ -1,14 +1,14 @@
 """The rules one at a time: chained hashes, allocate and free, lookup, cache_blocks, touch and
 the counters."""
 
-from pool_driver import Driver, cached, identities, names_of_hashes
+from pool_driver import Driver, cached, identities, names_of_hashes, trace_pool
 from prefix_cache import PrefixCachingBlockPool
 
 BS = 4
 
 
 def test_block_hashes_are_chained(observe):
-    pool = PrefixCachingBlockPool(num_blocks=4, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=4, block_size=BS))
     x, y, z = [1, 2, 3, 4], [5, 6, 7, 8], [9, 9, 9, 9]
     observe("number of hashes of 0, 3, 4, 7, 8, 9 tokens",
             [len(pool.block_hashes(list(range(n)))) for n in (0, 3, 4, 7, 8, 9)])
@@ -23,7 +23,7 @@ def test_block_hashes_are_chained(observe):
 
 
 def test_allocate_and_free(observe):
-    pool = PrefixCachingBlockPool(num_blocks=5, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=5, block_size=BS))
     observe("a new pool: free_queue", list(pool.free_queue))
     observe("a new pool: ref_cnt", list(pool.ref_cnt))
     first = pool.allocate(2)
@@ -44,7 +44,7 @@ def test_allocate_and_free(observe):
 
 
 def test_lookup_moves_nothing(observe):
-    pool = PrefixCachingBlockPool(num_blocks=6, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=6, block_size=BS))
     driver = Driver(pool)
     a = list(range(10, 22))                           # A[0], A[1], A[2]
     driver.serve(a)
@@ -60,7 +60,7 @@ def test_lookup_moves_nothing(observe):
 
 
 def test_lookup_stops_at_first_miss(observe):
-    pool = PrefixCachingBlockPool(num_blocks=4, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=4, block_size=BS))
     driver = Driver(pool)
     a = list(range(10, 22))                           # A[0], A[1], A[2]
     d = [50, 51, 52, 53, 54, 55, 56, 57]
@@ -75,7 +75,7 @@ def test_lookup_stops_at_first_miss(observe):
 
 
 def test_cache_blocks_rules(observe):
-    pool = PrefixCachingBlockPool(num_blocks=8, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=8, block_size=BS))
     a = list(range(10, 24))                           # A[0..2] and 2 more tokens
     names = names_of_hashes(pool, {"A": a})
     table = pool.allocate(4)
@@ -101,7 +101,7 @@ def test_cache_blocks_rules(observe):
 
 
 def test_reuse_forgets_identity(observe):
-    pool = PrefixCachingBlockPool(num_blocks=3, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=3, block_size=BS))
     driver = Driver(pool)
     a, b = [1, 2, 3, 4, 5, 6, 7, 8], [9, 10, 11, 12, 13, 14, 15, 16]
     names = names_of_hashes(pool, {"A": a, "B": b})
@@ -118,7 +118,7 @@ def test_reuse_forgets_identity(observe):
 
 
 def test_touch_shared_blocks(observe):
-    pool = PrefixCachingBlockPool(num_blocks=6, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=6, block_size=BS))
     driver = Driver(pool)
     system = list(range(100, 108))
     first = driver.run(system + [1, 2, 3])            # still running
@@ -138,7 +138,7 @@ def test_touch_shared_blocks(observe):
 
 
 def test_counters_in_tokens(observe):
-    pool = PrefixCachingBlockPool(num_blocks=6, block_size=BS)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=6, block_size=BS))
     driver = Driver(pool)
     log = []
     a = list(range(10, 21))                           # 11 tokens: 2 full blocks + 3

@@ -1,6 +1,6 @@
 """The statement's worked example, call by call, and the same pool driven like the engine."""
 
-from pool_driver import Driver, cached, identities, names_of_hashes
+from pool_driver import Driver, cached, identities, names_of_hashes, trace_pool
 from prefix_cache import PrefixCachingBlockPool
 
 A = list(range(1, 11))      # 10 tokens: A[0], A[1] and a partial block
@@ -9,7 +9,7 @@ C = [40, 41, 42, 43]        # 4 tokens: C[0]
 
 
 def test_example_statement(observe):
-    pool = PrefixCachingBlockPool(num_blocks=6, block_size=4)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=6, block_size=4))
     names = names_of_hashes(pool, {"A": A, "B": B, "C": C})
 
     blocks = pool.allocate(3)
@@ -43,7 +43,7 @@ def test_example_statement(observe):
 
 
 def test_example_shared_system_prompt(observe):
-    pool = PrefixCachingBlockPool(num_blocks=8, block_size=4)
+    pool = trace_pool(PrefixCachingBlockPool(num_blocks=8, block_size=4))
     driver = Driver(pool)
     system = list(range(100, 108))                   # two blocks every prompt starts with
     first, second = system + [1, 2, 3, 4, 5], system + [6, 7, 8]

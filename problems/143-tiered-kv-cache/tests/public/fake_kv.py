@@ -15,6 +15,21 @@ holds no consistent pattern).
 
 BLOCK_NUMEL = 4
 
+try:  # inside the judge: the pool's calls become a timeline shown beside the reference's
+    from judge_runner.trace import name_prompts, traced
+except ImportError:  # anywhere else: the pool itself
+    def traced(pool, **how):
+        return pool
+
+    def name_prompts(pool, prompts, hash_names=None):
+        pass
+
+
+def trace_pool(pool):
+    """The pool, recording each call the test makes for the judge's timeline."""
+    return traced(pool, counters=["num_queries", "num_hits", "num_offloaded", "num_loaded"],
+                  tiers=["host"])
+
 
 class FakeTensor:
     is_cuda = False
@@ -167,4 +182,5 @@ def names_of_hashes(pool, prompts):
     for name, tokens in prompts.items():
         for i, h in enumerate(pool.block_hashes(tokens)):
             names.setdefault(h, f"{name}[{i}]")
+    name_prompts(pool, prompts, names)
     return names

@@ -1,14 +1,15 @@
 """The rules one at a time: LRU host memory, when not to offload, the lookup walk, counters, and
 what a lookup returns when it cannot get fresh blocks."""
 
-from fake_kv import Contents, FakeKV, host_copy_tag, names_of_hashes, release, run_prompt, serve
+from fake_kv import (Contents, FakeKV, host_copy_tag, names_of_hashes, release, run_prompt, serve,
+                     trace_pool)
 from tiered import TieredPrefixCachingBlockPool
 
 BS = 4
 
 
 def make(num_blocks, capacity, num_layers=2):
-    pool = TieredPrefixCachingBlockPool(num_blocks, BS, capacity)
+    pool = trace_pool(TieredPrefixCachingBlockPool(num_blocks, BS, capacity))
     kv = FakeKV(num_layers, num_blocks)
     pool.kv = kv
     return pool, kv, Contents()

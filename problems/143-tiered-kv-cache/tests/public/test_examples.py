@@ -1,13 +1,14 @@
 """The examples: a block comes back from host memory, and the statement's worked example."""
 
-from fake_kv import Contents, FakeKV, host_copy_tag, names_of_hashes, release, run_prompt, serve
+from fake_kv import (Contents, FakeKV, host_copy_tag, names_of_hashes, release, run_prompt, serve,
+                     trace_pool)
 from tiered import TieredPrefixCachingBlockPool
 
 BS = 4  # tokens per block
 
 
 def test_example_reload_from_host(observe):
-    pool = TieredPrefixCachingBlockPool(num_blocks=4, block_size=BS, host_capacity_blocks=4)
+    pool = trace_pool(TieredPrefixCachingBlockPool(num_blocks=4, block_size=BS, host_capacity_blocks=4))
     kv = FakeKV(num_layers=2, num_blocks=4)
     pool.kv = kv
     contents = Contents()
@@ -43,7 +44,7 @@ def test_example_reload_from_host(observe):
 def test_example_protect_free_gpu_hits(observe):
     """The statement's worked example: a GPU hit that is free sits at the front of free_queue when
     the lookup needs a fresh block for the host hit behind it."""
-    pool = TieredPrefixCachingBlockPool(num_blocks=4, block_size=BS, host_capacity_blocks=4)
+    pool = trace_pool(TieredPrefixCachingBlockPool(num_blocks=4, block_size=BS, host_capacity_blocks=4))
     kv = FakeKV(num_layers=2, num_blocks=4)
     pool.kv = kv
     contents = Contents()

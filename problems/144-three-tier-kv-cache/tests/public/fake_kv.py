@@ -22,6 +22,23 @@ import re
 
 BLOCK_NUMEL = 4
 
+try:  # inside the judge: the pool's calls become a timeline shown beside the reference's
+    from judge_runner.trace import name_prompts, traced
+except ImportError:  # anywhere else: the pool itself
+    def traced(pool, **how):
+        return pool
+
+    def name_prompts(pool, prompts, hash_names=None):
+        pass
+
+
+def trace_pool(pool):
+    """The pool, recording each call the test makes for the judge's timeline."""
+    return traced(pool, counters=["num_queries", "num_hits", "num_gpu_hits", "num_host_hits",
+                                  "num_disk_hits", "num_host_writes", "num_disk_writes",
+                                  "num_loaded_from_host", "num_loaded_from_disk"],
+                  tiers=["host", "disk"])
+
 
 class FakeTensor:
     is_cuda = False
@@ -231,6 +248,7 @@ class Names:
             for i, h in enumerate(pool.block_hashes(tokens)):
                 self.of_hash.setdefault(h, f"{name}[{i}]")
         self.of_file = {file_name(h): n for h, n in self.of_hash.items()}
+        name_prompts(pool, prompts, self.of_hash)
 
     def host(self):
         """The keys of `host`, least recently used first."""

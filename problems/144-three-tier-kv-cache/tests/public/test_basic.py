@@ -1,14 +1,14 @@
 """The rules one at a time: the disk tier is LRU with its files, what is written when, where the
 walk stops, what a lookup returns without free blocks, and the write-through policy."""
 
-from fake_kv import Contents, FakeKV, Names, host_copy_tag, release, run_prompt, serve, use_fake_files
+from fake_kv import Contents, FakeKV, Names, host_copy_tag, release, run_prompt, serve, trace_pool, use_fake_files
 from three_tier import ThreeTierPrefixCachingBlockPool
 
 BS = 4
 
 
 def make(tmp_path, num_blocks, host, disk, policy="write_back", num_layers=2, folder="disk"):
-    pool = ThreeTierPrefixCachingBlockPool(num_blocks, BS, host, tmp_path / folder, disk, policy)
+    pool = trace_pool(ThreeTierPrefixCachingBlockPool(num_blocks, BS, host, tmp_path / folder, disk, policy))
     use_fake_files(pool)
     kv = FakeKV(num_layers, num_blocks)
     pool.kv = kv

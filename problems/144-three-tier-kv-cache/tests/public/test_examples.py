@@ -1,14 +1,14 @@
 """The examples: a block comes back from disk, and the statement's worked example (one prompt found
 on the GPU, in host memory and on disk at once)."""
 
-from fake_kv import Contents, FakeKV, Names, run_prompt, serve, use_fake_files
+from fake_kv import Contents, FakeKV, Names, run_prompt, serve, trace_pool, use_fake_files
 from three_tier import ThreeTierPrefixCachingBlockPool
 
 BS = 4  # tokens per block
 
 
 def make(tmp_path, num_blocks, host, disk, policy="write_back", num_layers=2):
-    pool = ThreeTierPrefixCachingBlockPool(num_blocks, BS, host, tmp_path / "disk", disk, policy)
+    pool = trace_pool(ThreeTierPrefixCachingBlockPool(num_blocks, BS, host, tmp_path / "disk", disk, policy))
     use_fake_files(pool)
     kv = FakeKV(num_layers, num_blocks)
     pool.kv = kv
