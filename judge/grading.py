@@ -22,6 +22,7 @@ from typing import Callable, Iterable
 
 from . import environment as env
 from .clock import TimeLimits
+from .experiment import report_experiment
 from .judging import Context, Redactor, compile_error, judge_test
 from .problem import SUITES, Problem, load_problem
 from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
@@ -301,7 +302,8 @@ class _Grading:
         if self.fail_fast:  # the test that failed, not one it kept from running, names it
             order = sorted(tests, key=lambda t: t.verdict is Verdict.NR)
         verdict = overall([t.verdict for t in order], compile_error=ce is not None)
-        return self._report(verdict, tests, compile_error=ce, output=self.output)
+        return self._report(verdict, tests, compile_error=ce, output=self.output,
+                            experiment=report_experiment(self.problem, ref_tests, tests, runs))
 
     def _provenance_from(self, run, hidden: bool) -> None:
         if run.layers and not self.provenance["sandbox_layers"]:
