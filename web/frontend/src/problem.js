@@ -10,6 +10,7 @@ import { PyWorker } from "./pyworker.js";
 import { signatureHelp } from "./signature.js";
 import { LiveProgress, followSubmission, renderReport, el } from "./render.js";
 import { tr } from "./i18n.js";
+import { TestsTab, showExperiment, translateStatic } from "./panels.js";
 
 const config = JSON.parse(document.getElementById("config").textContent);
 const starter = JSON.parse(document.getElementById("starter").textContent);
@@ -19,6 +20,13 @@ const results = $("results");
 const statusLine = $("py-status");
 const runBtn = $("run");
 const submitBtn = $("submit");
+// Run and Submit answer in panels of their own, so a Run never hides a verdict still coming.
+const submitPanel = $("submit-results");
+const stopBtn = $("stop");
+translateStatic();
+const testsTab = new TestsTab({ pane: document.querySelector(".statement-pane"), tabStatement: $("tab-statement"), tabTests: $("tab-tests"), panel: $("tests-pane") });
+// Failures link to the public test's line in the Tests tab.
+const links = { files: null, open: (file, line) => testsTab.open(file, line) };
 
 // Timings the end-to-end test reads (and a curious student can too).
 const timings = (window.kvpTimings = { pageStartMs: performance.timeOrigin });
@@ -117,6 +125,9 @@ async function loadProblem() {
   const r = await fetch(config.api);
   problem = await r.json();
   timings.problemLoadedMs = performance.now();
+  links.files = problem.public_tests || {};
+  testsTab.setFiles(links.files);
+  showExperiment($("experiment"), problem.experiment);
   if (py.ready) py.setFiles(problem.module, problem.handbook, problem.grading_python);
   updateRunButton();
 }
@@ -133,6 +144,8 @@ async function runTests() {
   runBtn.disabled = true;
   const started = performance.now();
   results.replaceChildren(el("div", { class: "live-status" }, tr("Running the public tests in your browser…")));
+  stopBtn.hidden = false;
+  stopBtn.disabled = false;
   const spec = {
     module: problem.module,
     source: code(),
@@ -143,14 +156,17 @@ async function runTests() {
     python: problem.grading_python,
   };
   const out = await py.run(spec, config.timeout_s);
+  stopBtn.hidden = true;
   timings.lastRunMs = performance.now() - started;
   const box = el("div", { class: "run-result" });
   results.replaceChildren(box);
-  if (out.timedOut) {
+  if (out.stopped) {
+    box.append(el("p", { class: "banner info run-stopped" }, tr("Stopped after {s} s: you pressed Stop. Python was restarted.", { s: (timings.lastRunMs / 1000).toFixed(1) })));
+  } else if (out.timedOut) {
     renderReport(box, {
       verdict: "TLE",
       tests: [],
-      first_failure: { message: tr("Stopped after {s} s: the code did not finish (an endless loop?). Python was restarted.", { s: config.timeout_s }) },
+      first_failure: { kind: "timeout", limit_s: config.timeout_s, message: tr("Stopped after {s} s: the code did not finish (an endless loop?). Python was restarted.", { s: config.timeout_s }) },
     }, { origin: "browser" });
   } else if (out.error) {
     renderReport(box, { verdict: "IE", tests: [], first_failure: { message: `The page's Python failed: ${out.error}` } }, { origin: "browser" });
@@ -158,7 +174,7 @@ async function runTests() {
     const note = problem.public_expectations
       ? null
       : "The reference's observations are not available, so only the tests' own assertions were checked.";
-    renderReport(box, out.result, { origin: "browser", note });
+    renderReport(box, out.result, { origin: "browser", note, links, timeoutS: config.timeout_s });
   }
   box.dataset.done = "1";
   updateRunButton();
@@ -171,7 +187,7 @@ async function submit() {
   const text = code();
   const size = new TextEncoder().encode(text).length;
   if (size > config.max_code_bytes) {
-    results.replaceChildren(el("p", { class: "banner warn" }, `The code is ${size} bytes; the limit is ${config.max_code_bytes}.`));
+    submitPanel.replaceChildren(el("p", { class: "banner warn" }, `The code is ${size} bytes; the limit is ${config.max_code_bytes}.`));
     return;
   }
   submitBtn.disabled = true;
@@ -185,22 +201,24 @@ async function submit() {
     });
     const body = await r.json();
     if (r.status !== 202) {
-      results.replaceChildren(el("p", { class: "banner warn" }, (body.error && body.error.message) || `HTTP ${r.status}`));
+      submitPanel.replaceChildren(el("p", { class: "banner warn" }, (body.error && body.error.message) || `HTTP ${r.status}`));
       return;
     }
     const box = el("div", { class: "submit-result" });
     const link = el("p", { class: "sub-link" }, `${tr("Submission")} `, el("a", { href: body.url }, `#${body.id}`), tr(" · the server's verdict counts"));
     const live = el("div");
-    results.replaceChildren(link, live, box);
+    submitPanel.replaceChildren(link, live, box);
     const progress = new LiveProgress(live);
     progress.setStatus(`${tr("queued, position")} ${body.queue_position ?? "?"}`);
     const data = await followSubmission(body.id, progress);
     timings.lastSubmitMs = performance.now() - started;
     live.remove();
-    renderReport(box, data.report, { origin: "server" });
+    renderReport(box, data.report, { origin: "server", links });
+    const exp = data.report && data.report.experiment;
+    if (exp && exp.yours) showExperiment($("experiment"), problem && problem.experiment ? problem.experiment : exp, exp.yours);
     box.dataset.done = "1";
   } catch (e) {
-    results.replaceChildren(el("p", { class: "banner warn" }, `Submit failed: ${e}`));
+    submitPanel.replaceChildren(el("p", { class: "banner warn" }, `Submit failed: ${e}`));
   } finally {
     submitBtn.disabled = false;
   }
@@ -209,6 +227,10 @@ async function submit() {
 // ------------------------------------------------------------------ buttons
 
 runBtn.addEventListener("click", runTests);
+stopBtn.addEventListener("click", () => {
+  stopBtn.disabled = true;
+  py.stop();
+});
 submitBtn.addEventListener("click", submit);
 $("download").addEventListener("click", () => {
   const blob = new Blob([code()], { type: "text/x-python" });

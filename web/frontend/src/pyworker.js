@@ -106,9 +106,21 @@ export class PyWorker {
     this.onBusy();
     const msg = await this._request("run", { spec }, timeoutS * 1000, () => ({ timedOut: true }));
     this.busy = false;
-    if (msg.timedOut) this.restart();
+    if (msg.timedOut || msg.stopped) this.restart();
     this.onBusy();
     return msg;
+  }
+
+  // The student's Stop: the running Run answers {stopped: true} at once, and Python is restarted
+  // (terminating the worker is the only way to interrupt it). False when nothing is running.
+  stop() {
+    if (!this.busy) return false;
+    for (const [, p] of this.pending) {
+      clearTimeout(p.timer);
+      p.resolve({ stopped: true, value: null });
+    }
+    this.pending.clear();
+    return true;
   }
 
   restart() {

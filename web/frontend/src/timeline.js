@@ -2,8 +2,9 @@
 // opened on the first step where they differ. The same picture for Run (in the page) and Submit.
 import { el } from "./render.js";
 import { tr } from "./i18n.js";
-import { callText, divergesAt, resultText, stateView, stepDifferences } from "./timeline_model.js";
+import { alignSteps, callText, divergingRow, resultText, stateView, stepDifferences } from "./timeline_model.js";
 
+const TIER_NAMES = { host: "host memory", disk: "disk", gpu: "GPU", cpu: "CPU" };
 const STATE_NAMES = { "in-use": "in use", "free-cached": "free, cached", "free-empty": "free, empty" };
 
 function legend() {
@@ -43,11 +44,14 @@ function sideView(side, step, diffs) {
   if (res) call.append(" → ", el("code", { class: diffs.has("result") ? "tl-diff" : null }, res));
   box.append(call);
   const v = stateView(step.state);
-  const gpu = el("div", { class: "tl-cells", role: "list" }, ...v.blocks.map((b) => blockCell(b, diffs.has(`block:${b.id}`))));
-  box.append(row("GPU", gpu));
-  box.append(row("free_queue", chips(v.freeQueue.map(String), "tl-q", diffs.has("free_queue")), tr("front first")));
+  if (step.state && step.state.cut) box.append(el("p", { class: "note" }, tr("(the pool's state is too big to show)")));
+  if (v.blocks.length) {
+    const gpu = el("div", { class: "tl-cells", role: "list" }, ...v.blocks.map((b) => blockCell(b, diffs.has(`block:${b.id}`))));
+    box.append(row(tr("GPU blocks"), gpu));
+    box.append(row("free_queue", chips(v.freeQueue.map(String), "tl-q", diffs.has("free_queue")), tr("front first")));
+  }
   for (const t of v.tiers) {
-    box.append(row(t.name === "host" ? tr("host") : tr("disk"), chips(t.keys, `tl-${t.name}`, diffs.has(`tier:${t.name}`)), tr("least recent first")));
+    box.append(row(tr(TIER_NAMES[t.name] || t.name), chips(t.keys, `tl-${t.name}`, diffs.has(`tier:${t.name}`)), tr("least recent first")));
   }
   const counters = Object.entries(v.counters);
   if (counters.length) {
@@ -57,49 +61,57 @@ function sideView(side, step, diffs) {
   return box;
 }
 
-/** A <section class="timeline"> for one trace; opens on the first differing step. `where`
- * names the test (shown in the heading). */
+/** A <section class="timeline"> for one trace (see timeline_model.js), opened on the first step
+ * where the two pools differ, marked; without one (the traces agree) on the last step. */
 export function renderTimeline(trace, { where = null } = {}) {
-  const expected = trace.expected || [];
-  const got = trace.got || [];
-  const count = Math.max(expected.length, got.length);
-  const diverge = divergesAt(trace);
-  const root = el("section", { class: "timeline", "data-diverges-at": diverge, "aria-label": tr("The block pool, step by step") });
+  const rows = alignSteps(trace);
+  const count = rows.length;
+  const diverge = divergingRow(trace, rows);
+  const start = diverge === null ? Math.max(0, count - 1) : diverge;
+  const root = el("section", { class: "timeline", "data-diverges-at": diverge === null ? "none" : rows[diverge].i, "aria-label": tr("The block pool, step by step") });
   if (!count) return root;
-  const slider = el("input", { type: "range", class: "tl-slider", min: 0, max: count - 1, step: 1, value: diverge, "aria-label": tr("step") });
+  const slider = el("input", { type: "range", class: "tl-slider", min: 0, max: count - 1, step: 1, value: start, "aria-label": tr("step") });
   const pos = el("span", { class: "tl-pos", "aria-live": "polite" });
   const steps = el("ol", { class: "tl-steps" });
   const sides = el("div", { class: "tl-sides" });
   const banner = el("div", { class: "tl-banner" });
-  const stepButtons = [];
-  for (let i = 0; i < count; i++) {
-    const s = expected[i] || got[i];
-    const b = el("button", { type: "button", class: `tl-step${i === diverge ? " diverges" : ""}`, "data-step": i, onclick: () => show(i) }, `${i + 1}. ${s.op}`);
-    stepButtons.push(b);
+  const multiPool = new Set(rows.map((r) => (r.expected || r.got).pool).filter((x) => x !== undefined)).size > 1;
+  const stepButtons = rows.map((r, k) => {
+    const s = r.expected || r.got;
+    const b = el("button", { type: "button", class: `tl-step${k === diverge ? " diverges" : ""}`, "data-step": r.i, tabindex: "-1", onclick: () => show(k) },
+      `${r.i + 1}. ${multiPool && s.pool ? `#${s.pool} ` : ""}${s.op}`);
     steps.append(el("li", {}, b));
-  }
-  function show(i) {
-    i = Math.max(0, Math.min(count - 1, i));
-    slider.value = String(i);
-    root.dataset.step = String(i);
-    const diffs = stepDifferences(expected[i], got[i]);
-    pos.textContent = tr("step {i} of {n}", { i: i + 1, n: count });
-    stepButtons.forEach((b, k) => b.classList.toggle("current", k === i));
-    stepButtons.forEach((b, k) => b.setAttribute("aria-current", k === i ? "step" : "false"));
-    sides.classList.toggle("tl-diverging", i === diverge);
-    banner.textContent = i === diverge ? tr("Step {i}: the first step where your pool differs from the reference's", { i: i + 1 })
-      : i < diverge ? tr("Step {i}: both pools agree so far", { i: i + 1 }) : tr("Step {i}: after the first difference", { i: i + 1 });
-    banner.className = `tl-banner${i === diverge ? " diverges" : ""}`;
-    sides.replaceChildren(sideView("expected", expected[i], diffs), sideView("got", got[i], diffs));
+    return b;
+  });
+  function show(k) {
+    k = Math.max(0, Math.min(count - 1, k));
+    const r = rows[k];
+    slider.value = String(k);
+    root.dataset.step = String(r.i);
+    pos.textContent = tr("step {i} of {n}", { i: r.i + 1, n: rows[count - 1].i + 1 });
+    stepButtons.forEach((b, j) => {
+      b.classList.toggle("current", j === k);
+      b.setAttribute("aria-current", j === k ? "step" : "false");
+    });
+    sides.classList.toggle("tl-diverging", k === diverge);
+    const n = r.i + 1;
+    banner.textContent = diverge === null ? tr("Step {i}: the two pools agree at every step shown; the failure is in what the test observed", { i: n })
+      : k === diverge ? tr("Step {i}: the first step where your pool differs from the reference's", { i: n })
+        : k < diverge ? tr("Step {i}: both pools agree so far", { i: n }) : tr("Step {i}: after the first difference", { i: n });
+    banner.className = `tl-banner${k === diverge ? " diverges" : ""}`;
+    const diffs = stepDifferences(r.expected, r.got);
+    sides.replaceChildren(sideView("expected", r.expected, diffs), sideView("got", r.got, diffs));
   }
   slider.addEventListener("input", () => show(Number(slider.value)));
   const prev = el("button", { type: "button", class: "btn tl-prev", "aria-label": tr("previous step"), onclick: () => show(Number(slider.value) - 1) }, "◀");
   const next = el("button", { type: "button", class: "btn tl-next", "aria-label": tr("next step"), onclick: () => show(Number(slider.value) + 1) }, "▶");
-  const jump = el("button", { type: "button", class: "btn ghost tl-jump", onclick: () => show(diverge) }, tr("first difference"));
+  const jump = diverge === null ? null : el("button", { type: "button", class: "btn ghost tl-jump", onclick: () => show(diverge) }, tr("first difference"));
+  const total = trace.total && (trace.total.expected > count || trace.total.got > count)
+    ? el("span", { class: "note" }, tr("(earlier steps are not shown)")) : null;
   root.append(
     el("div", { class: "tl-head" }, el("strong", {}, tr("Where the pools parted")), where ? el("code", {}, where) : null, legend()),
-    el("div", { class: "tl-controls" }, prev, slider, next, pos, jump),
+    el("div", { class: "tl-controls" }, prev, slider, next, pos, jump, total),
     steps, banner, sides);
-  show(diverge);
+  show(start);
   return root;
 }

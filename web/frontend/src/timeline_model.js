@@ -4,8 +4,10 @@
 // prefix each block holds, the host (and disk) tier's keys in LRU order, and counters.
 
 // Names the tracer may use for "which prefix each block holds": a list per block or {block: label}.
-const LABEL_KEYS = ["block_labels", "labels", "prefixes", "holds", "hash_labels", "block_prefix"];
-const TIER_KEYS = [["host", ["host", "host_keys", "host_lru"]], ["disk", ["disk", "disk_keys", "disk_lru"]]];
+// (the tracer writes `blocks`: per block the prefix label, null without a hash, "?" unknown)
+const LABEL_KEYS = ["blocks", "block_labels", "labels"];
+// 143/144: host and disk tiers; 141 (an LRU without blocks): gpu and cpu key lists.
+const TIER_KEYS = [["gpu", ["gpu"]], ["cpu", ["cpu"]], ["host", ["host"]], ["disk", ["disk"]]];
 
 function pick(state, keys) {
   for (const k of keys) if (state && state[k] !== undefined && state[k] !== null) return state[k];
@@ -55,20 +57,35 @@ function same(a, b) {
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** Index of the first step where the two traces differ (op, args, result or state), or null. */
-export function firstDifference(expected, got) {
-  const n = Math.max(expected.length, got.length);
-  for (let i = 0; i < n; i++) if (!same(expected[i], got[i])) return i;
-  return null;
+/** The two traces side by side by step number: [{i, expected, got}], in order. Steps carry their
+ * absolute number `i` (older steps may have been cut); without it the list position stands in. */
+export function alignSteps(trace) {
+  const byI = new Map();
+  const put = (steps, side) => (steps || []).forEach((s, k) => {
+    const i = Number.isInteger(s && s.i) ? s.i : k;
+    if (!byI.has(i)) byI.set(i, { i, expected: null, got: null });
+    byI.get(i)[side] = s;
+  });
+  put(trace.expected, "expected");
+  put(trace.got, "got");
+  return [...byI.values()].sort((a, b) => a.i - b.i);
 }
 
-/** The step the picture opens on: the trace's own diverges_at, else the first difference. */
-export function divergesAt(trace) {
-  const e = trace.expected || [];
-  const g = trace.got || [];
-  if (Number.isInteger(trace.diverges_at) && trace.diverges_at >= 0) return trace.diverges_at;
-  const d = firstDifference(e, g);
-  return d === null ? Math.max(0, Math.max(e.length, g.length) - 1) : d;
+/** Position (in alignSteps) of the first differing step, or null when the traces agree. */
+export function divergingRow(trace, rows = alignSteps(trace)) {
+  if (Number.isInteger(trace.diverges_at)) {
+    const k = rows.findIndex((r) => r.i === trace.diverges_at);
+    if (k >= 0) return k;
+  }
+  if (trace.diverges_at === null) return null;
+  const k = rows.findIndex((r) => !same(strip(r.expected), strip(r.got)));
+  return k >= 0 ? k : null;
+}
+
+function strip(step) {
+  if (!step) return step;
+  const { i, ...rest } = step;
+  return rest;
 }
 
 /** What differs at step i, so the picture can mark it: a set of part names
@@ -79,7 +96,7 @@ export function stepDifferences(expStep, gotStep) {
     if (expStep || gotStep) out.add("missing");
     return out;
   }
-  for (const k of ["op", "args", "result"]) if (!same(expStep[k], gotStep[k])) out.add(k);
+  for (const k of ["op", "args", "result", "pool"]) if (!same(expStep[k], gotStep[k])) out.add(k);
   const a = stateView(expStep.state);
   const b = stateView(gotStep.state);
   if (!same(a.freeQueue, b.freeQueue)) out.add("free_queue");
@@ -102,6 +119,8 @@ export function stepDifferences(expStep, gotStep) {
 
 function short(v) {
   if (typeof v === "string") return v;
+  // token labels read best bare: [A[0], A[1], +3 tokens]
+  if (Array.isArray(v) && v.every((x) => typeof x === "string" || typeof x === "number")) return `[${v.join(", ")}]`;
   try {
     return JSON.stringify(v);
   } catch {
@@ -115,7 +134,10 @@ export function callText(step) {
   const a = step.args;
   let inner = "";
   if (Array.isArray(a)) inner = a.map(short).join(", ");
-  else if (a && typeof a === "object") inner = Object.entries(a).map(([k, v]) => `${k}=${short(v)}`).join(", ");
+  else if (a && typeof a === "object") {
+    const e = Object.entries(a);
+    inner = e.length === 1 ? short(e[0][1]) : e.map(([k, v]) => `${k}=${short(v)}`).join(", ");
+  }
   else if (a !== undefined && a !== null) inner = short(a);
   return `${step.op}(${inner})`;
 }
