@@ -48,16 +48,33 @@ def runner_fingerprint() -> str:
 
 
 class ReferenceCache:
-    def __init__(self, root: str | os.PathLike | None = None):
+    """The files of one cache folder. With `in_memory` (a long-lived worker) what was read is
+    kept, and read again only when its file changes."""
+
+    def __init__(self, root: str | os.PathLike | None = None, *, in_memory: bool = False):
         self.dir = Path(root) if root is not None else cache_root() / "judge" / "reference"
+        self._memo: dict | None = {} if in_memory else None
 
     def path(self, problem: Problem, device: str) -> Path:
         return self.dir / f"{problem.version}-{cache_tag(device)}.json"
 
     def load(self, problem: Problem, device: str) -> dict:
         """The cached suites ({suite: data}) for this problem version and device, or {}."""
+        path = self.path(problem, device)
+        if self._memo is None:
+            return self._read(path)
         try:
-            data = json.loads(self.path(problem, device).read_text(encoding="utf-8"))
+            key = (str(path), path.stat().st_mtime_ns)
+        except OSError:
+            return {}
+        if key not in self._memo:
+            self._memo[key] = self._read(path)
+        return self._memo[key]
+
+    @staticmethod
+    def _read(path: Path) -> dict:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}
         if not isinstance(data, dict) or data.get("schema") != SCHEMA or \

@@ -7,7 +7,6 @@ the Report as JSON data (`report.to_dict()`); `on_event` receives the core's pro
 from __future__ import annotations
 
 import importlib
-import platform
 from typing import Callable, Protocol
 
 from judge.problem import Problem
@@ -43,20 +42,7 @@ class WarmGrader:
         self.device = resolve_device(device)
         self.gpu_name = gpu_name() if self.device == "cuda" else None
 
-        class _MemoCache(ReferenceCache):
-            memo: dict = {}
-
-            def load(self, problem, device):
-                path = self.path(problem, device)
-                try:
-                    key = (str(path), path.stat().st_mtime_ns)
-                except OSError:
-                    return {}
-                if key not in self.memo:
-                    self.memo[key] = super().load(problem, device)
-                return self.memo[key]
-
-        self.cache = _MemoCache()
+        self.cache = ReferenceCache(in_memory=True)
 
     def warm(self, catalog, log=None) -> dict[str, str]:
         """Prepare every problem of `catalog`; {problem id: "ok" or why not}."""
@@ -90,19 +76,6 @@ class WarmGrader:
         report = grade(problem, source, suite="all",
                        device=self.device, on_event=on_event, cache=self.cache)
         return report.to_dict()
-
-
-def internal_error_report(problem: Problem, message: str) -> dict:
-    """A Report for when grading itself failed (IE: the judge's fault, never the student's)."""
-    return {
-        "schema_version": 1, "verdict": "IE", "score": 0.0,
-        "problem": {"id": problem.id, "slug": problem.slug, "version": None},
-        "submission": {}, "tests": [],
-        "first_failure": {"test": None, "verdict": "IE", "label": None, "expected": None,
-                          "got": None, "message": message, "traceback": None},
-        "compile_error": None, "timings": {},
-        "provenance": {"python": platform.python_version(), "device": None},
-    }
 
 
 def load_grader(spec: str | None) -> Grader:

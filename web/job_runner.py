@@ -26,7 +26,9 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from .db import Database, Submission
-from .grading import Grader, internal_error_report
+from judge.report import platform_error_report
+
+from .grading import Grader
 from judge.problem import ProblemBank
 from .settings import Settings
 from . import workers
@@ -46,11 +48,6 @@ class Claim:
 
     def to_dict(self) -> dict:
         return asdict(self)
-
-
-class MissingProblem:
-    def __init__(self, pid):
-        self.id, self.slug = pid, None
 
 
 class JobBackend(Protocol):
@@ -82,10 +79,10 @@ def take_job(db: Database, settings: Settings, catalog: ProblemBank, submission_
     workers.set_status(db, worker_id, "grading", submission_id)
     problem = catalog.get(problem_id)
     if attempt > settings.max_attempts:
-        report = internal_error_report(
-            problem or MissingProblem(problem_id),
+        report = platform_error_report(
+            problem or problem_id,
             f"grading stopped {attempt - 1} times without finishing (the worker died or "
-            "was killed each time); not retrying")
+            "was killed each time); not retrying").to_dict()
         store_result(db, submission_id, owner, attempt, report)
         return "gave-up", None
     version = None
@@ -185,26 +182,25 @@ def _grade(problem, claim: Claim, grader: Grader, on_event, catalog: ProblemBank
            check_version: bool) -> dict:
     try:
         if problem is None:
-            return internal_error_report(MissingProblem(claim.problem_id),
-                                         f"problem {claim.problem_id} is not in this worker's "
-                                         "problem bank")
+            return platform_error_report(claim.problem_id, f"problem {claim.problem_id} is "
+                                         "not in this worker's problem bank").to_dict()
         if check_version and claim.problem_version:
             mine = problem.version
             if mine != claim.problem_version:
                 log.error("problem %s differs between this worker (%s) and the server (%s)",
                           problem.id, mine[:12], claim.problem_version[:12])
-                return internal_error_report(
+                return platform_error_report(
                     problem, f"the grading worker's copy of problem {problem.id} differs from "
                     f"the server's (version {mine[:12]} vs {claim.problem_version[:12]}): the "
-                    "worker must be updated")
+                    "worker must be updated").to_dict()
         report = grader(problem, claim.code, on_event)
         if not isinstance(report, dict) or "verdict" not in report:
-            return internal_error_report(problem, "the grader returned no report")
+            return platform_error_report(problem, "the grader returned no report").to_dict()
         json.dumps(report)  # must be storable
         return report
     except Exception as exc:
         log.exception("grading submission %s failed", claim.submission_id)
-        return internal_error_report(
-            problem or MissingProblem(claim.problem_id),
+        return platform_error_report(
+            problem or claim.problem_id,
             f"the grader failed: {type(exc).__name__}: {exc}\n"
-            + traceback.format_exc(limit=8)[-3000:])
+            + traceback.format_exc(limit=8)[-3000:]).to_dict()
