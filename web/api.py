@@ -111,8 +111,10 @@ def get_problem(request: Request, problem_id: str) -> dict:
     """Statements (Markdown, per language), the starter, the public test files, the handbook
     modules a solution may import, and the reference's observations of each public test
     (`public_expectations`: {test name: [[label, value], ...]}, null when unavailable), and
-    `grading_python` ("3.11"): the Python that grades Submit, whose grammar Run checks with."""
+    `grading_python` ("3.11"): the Python that grades Submit, whose grammar Run checks with, and
+    `experiment` (the reference's series of the chapter's experiment, for the chart; or null)."""
     from judge.environment import grading_python
+    from judge.experiment import problem_experiment
 
     ctx = _ctx(request)
     p = ctx.catalog.get(problem_id)
@@ -134,6 +136,8 @@ def get_problem(request: Request, problem_id: str) -> dict:
                    "max_code_bytes": ctx.settings.max_code_bytes},
         "version": p.version,
         "grading_python": grading_python(),
+        # the chapter's experiment, the reference's series (the page's chart); None without one
+        "experiment": problem_experiment(p),
     }
 
 
