@@ -11,6 +11,7 @@ import sys
 import unicodedata
 
 from .compare import NOTHING, value_at
+from .trace_text import trace_lines
 from .verdict import describe as verdict_name
 
 MESSAGES = {
@@ -173,8 +174,9 @@ def _short(value, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 4] + " ..."
 
 
-def print_report(con: Console, report: dict) -> None:
-    """The per-test table, the first failure, the verdict and the score."""
+def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> None:
+    """The per-test table, the first failure (with the last `trace_steps` steps of its pool
+    timelines; None: all of them), the verdict and the score."""
     report = defang(report)
     rows = [[t["name"], t["verdict"], "" if t["time_s"] is None else f"{t['time_s']:.3f}s"]
             for t in report["tests"]]
@@ -213,6 +215,10 @@ def print_report(con: Console, report: dict) -> None:
             con.print(f"  {ff['exc_type']}{line}")
         if ff.get("where") and not hidden:
             con.print(f"  {con.t('where')}: {ff['where']}")
+        if isinstance(ff.get("trace"), dict) and not hidden:
+            for line in trace_lines(ff["trace"], last=trace_steps, lang=con.lang,
+                                    paint=lambda s: con.c(s, "red")):
+                con.print("  " + line)
         if hidden:
             con.print(con.c("  " + con.t("hidden_note"), "dim"))
         con.print()

@@ -3,7 +3,7 @@
 
     python practice/judge.py list                      problems, where they run, your status
     python practice/judge.py start 143                 copy the starter to practice/workspace/
-    python practice/judge.py test 143 [FILE] [--public] [--run] [--json] [--remote URL]
+    python practice/judge.py test 143 [FILE] [--public] [--run] [--json] [--trace] [--remote URL]
     python practice/judge.py 143                       same as `test 143`
     python practice/judge.py doctor                    what this machine can run
     python practice/judge.py check [143 ...]           maintainers: every problem proves itself
@@ -137,7 +137,7 @@ def cmd_test(args, con: Console) -> int:
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
     else:
-        print_report(con, data)
+        print_report(con, data, trace_steps=None if args.trace else 4)
         if report.passed and select is None and suite == "all":
             _show_explanation(con, p)
     return 0 if report.passed else 1
@@ -171,7 +171,7 @@ def _test_remote(args, con: Console, problem, source: str) -> int:
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
     else:
-        print_report(con, data)
+        print_report(con, data, trace_steps=None if args.trace else 4)
     return 0 if data.get("verdict") == "AC" else 1
 
 
@@ -224,6 +224,8 @@ def build_parser() -> argparse.ArgumentParser:
     te.add_argument("--public", action="store_true", help="only the public tests")
     te.add_argument("--run", action="store_true", help="only the examples")
     te.add_argument("--json", action="store_true", help="print only the report's JSON")
+    te.add_argument("--trace", action="store_true", help="the first failure's whole pool "
+                    "timeline (default: its last 4 steps)")
     te.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     te.add_argument("--remote", metavar="URL", help="grade on a platform server, e.g. "
                     "http://127.0.0.1:8000")

@@ -1,0 +1,144 @@
+"""A failing test's two pool timelines (report `failure.trace`, compare.trace_diff) as a compact
+text diff for a terminal: one line per call, the pool's state under it, and for the step where
+the reference's and the submission's timelines part, both versions with the differing parts
+marked (`*`, and red when colored)."""
+
+from __future__ import annotations
+
+import json
+from typing import Callable
+
+MESSAGES = {
+    "en": {"head": "Pool timeline, steps {first}-{last} of {total} (your code beside the "
+                   "reference's)",
+           "agree": "The timelines agree in every step; the failure is in something they do "
+                    "not show.",
+           "parts": "They first differ at step {i}, in {where}.",
+           "expected": "expected", "got": "got", "none": "(no such step)",
+           "more": "{n} earlier steps not shown (--trace shows them all)"},
+    "zh": {"head": "块池时间线，第 {first}-{last} 步，共 {total} 步（你的代码与参考实现并列）",
+           "agree": "两条时间线每一步都相同；失败出在它们没有显示的地方。",
+           "parts": "第一次不同在第 {i} 步：{where}。",
+           "expected": "期望", "got": "实际", "none": "（没有这一步）",
+           "more": "前面还有 {n} 步未显示（--trace 显示全部）"},
+}
+
+
+WIDTH = 100
+
+
+def _text(value) -> str:
+    if isinstance(value, list) and all(v is None or isinstance(v, str) for v in value):
+        return "[" + ", ".join("-" if v is None else v for v in value) + "]"
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def _wrap(items: list[str], indent: int) -> list[str]:
+    lines, line = [], ""
+    for item in items:
+        if line and indent + len(line) + 2 + len(item) > WIDTH:
+            lines.append(line)
+            line = item
+        else:
+            line = f"{line}  {item}" if line else item
+    return lines + ([line] if line else [])
+
+
+def call_text(step: dict) -> str:
+    """`lookup(A[0] A[1] +3 tokens)`, `allocate(2)`, `free([1, 0])`: one call as the test made it."""
+    args = step.get("args")
+    parts = []
+    for key, value in (args.items() if isinstance(args, dict) else ()):
+        if key == "tokens" and isinstance(value, list):
+            parts.append(" ".join(str(v) for v in value) or "no tokens")
+        else:
+            parts.append(_text(value))
+    pool = step.get("pool")
+    prefix = f"pool {pool}: " if isinstance(pool, int) and pool > 1 else ""
+    return f"{prefix}{step.get('op')}({', '.join(parts)})"
+
+
+def _state_parts(state) -> list[tuple[str, str]]:
+    if not isinstance(state, dict):
+        return [("state", _text(state))]
+    out = []
+    for key, value in state.items():
+        if key == "counters" and isinstance(value, dict):
+            out += [(f"counters.{k}", _text(v)) for k, v in value.items()]
+        else:
+            out.append((key, _text(value)))
+    return out
+
+
+def _step_lines(step: dict, mark: set[str], paint: Callable[[str], str], indent: int,
+                before: dict | None = None) -> list[str]:
+    """The call and its result, then the state after it (with `before`, the previous step's
+    state parts: only what changed), wrapped; `mark`ed parts are starred and painted."""
+    result = "-> " + _text(step.get("result"))
+    if "result" in mark:
+        result = paint("*" + result)
+    state = []
+    for key, text in _state_parts(step.get("state")):
+        if before is not None and key not in mark and before.get(key) == text:
+            continue
+        item = f"{key.split('.', 1)[-1]}={text}"
+        state.append(paint("*" + item) if key in mark else item)
+    if before is not None and not state:
+        state = ["(state unchanged)"]
+    return [f"{call_text(step)} {result}"] + _wrap(state, indent)
+
+
+def _differing(e, g) -> set[str]:
+    """Which of result / state keys / counters differ between two versions of a step."""
+    if not isinstance(e, dict) or not isinstance(g, dict):
+        return set()
+    out = set()
+    if e.get("result") != g.get("result"):
+        out.add("result")
+    es = dict(_state_parts(e.get("state")))
+    gs = dict(_state_parts(g.get("state")))
+    out |= {k for k in es.keys() | gs.keys() if es.get(k) != gs.get(k)}
+    return out
+
+
+def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
+                paint: Callable[[str], str] = lambda s: s) -> list[str]:
+    """The timelines' last `last` steps (all with None) as lines to print, indented by 2."""
+    t = MESSAGES.get(lang, MESSAGES["en"])
+    expected = {s.get("i"): s for s in trace.get("expected") or [] if isinstance(s, dict)}
+    got = {s.get("i"): s for s in trace.get("got") or [] if isinstance(s, dict)}
+    steps = sorted(i for i in expected.keys() | got.keys() if isinstance(i, int))
+    if not steps:
+        return []
+    shown = steps if last is None else steps[-last:]
+    total = max((trace.get("total") or {}).values() or [len(steps)])
+    lines = [t["head"].format(first=shown[0], last=shown[-1], total=total)]
+    if len(shown) < len(steps):
+        lines.append("  " + t["more"].format(n=len(steps) - len(shown)))
+    diverges = trace.get("diverges_at")
+    before = None
+    pad = max(len(t["expected"]), len(t["got"]))
+    for i in shown:
+        e, g = expected.get(i), got.get(i)
+        if i != diverges and e is not None and e == g:
+            body = _step_lines(e, set(), paint, 8, before)
+            lines.append(f"  {i:>4}  {body[0]}")
+            lines += [f"        {b}" for b in body[1:]]
+            before = dict(_state_parts(e.get("state")))
+            continue
+        lines.append(paint(f"  >{i:>3}") + "  " + t["expected"] + " / " + t["got"] + ":")
+        mark = _differing(e, g)
+        for name, step in ((t["expected"], e), (t["got"], g)):
+            head = f"        {name}:{' ' * (pad - len(name))} "
+            if step is None:
+                lines.append(head + t["none"])
+                continue
+            body = _step_lines(step, mark, paint, len(head), before)
+            lines.append(head + body[0])
+            lines += [" " * len(head) + b for b in body[1:]]
+        before = dict(_state_parts((e or g or {}).get("state")))
+    if diverges is None:
+        lines.append(t["agree"])
+    else:
+        lines.append(t["parts"].format(i=diverges, where=trace.get("differs") or "the step"))
+    return lines
