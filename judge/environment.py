@@ -12,6 +12,7 @@ import sys
 from functools import lru_cache
 
 from . import JUDGE_VERSION  # noqa: E402  (one place)
+from .config import settings
 
 
 def python_version() -> str:
@@ -29,10 +30,7 @@ def grading_python() -> str:
     Graders run submissions on their own interpreter (suite_run starts sys.executable), so the
     default is this one. A server whose submissions are graded by remote workers on another
     Python says so with JUDGE_GRADING_PYTHON=3.X; nothing else reads it."""
-    named = os.environ.get(GRADING_PYTHON_ENV, "").strip()
-    if re.fullmatch(r"3\.\d{1,2}", named):
-        return named
-    return f"{sys.version_info[0]}.{sys.version_info[1]}"
+    return settings().grading_python
 
 
 @lru_cache(maxsize=None)
@@ -53,7 +51,7 @@ def _nvidia_nodes() -> bool:
 @lru_cache(maxsize=None)
 def cuda_available() -> bool:
     """torch.cuda.is_available(), without importing torch where there is no NVIDIA device."""
-    if os.environ.get("JUDGE_FORCE_CPU"):
+    if settings().force_cpu:
         return False
     if not _nvidia_nodes() or torch_version() is None:
         return False

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -22,6 +21,7 @@ from typing import Callable, Iterable
 
 from . import environment as env
 from .clock import TimeLimits
+from .config import settings
 from .experiment import report_experiment
 from .judging import Context, Redactor, compile_error, judge_test
 from .problem import SUITES, Problem, load_problem
@@ -55,9 +55,7 @@ class _Emitter:
 
 
 def _parallel_default() -> bool:
-    if os.environ.get("JUDGE_PARALLEL") is not None:
-        return os.environ["JUDGE_PARALLEL"] not in ("", "0")
-    return (os.cpu_count() or 1) >= 2
+    return settings().parallel
 
 
 def grade(problem: Problem | str, source: str, *, suite: str = "all", device: str = "auto",

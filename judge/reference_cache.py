@@ -26,9 +26,10 @@ import threading
 import time
 from pathlib import Path
 
+from .config import settings
 from .environment import cache_tag
 from .clock import TimeLimits, shown_cpu_s
-from .problem import REPO_ROOT, Problem
+from .problem import Problem
 from .view import RUNNER_SRC
 
 SCHEMA = 3  # 2: times are CPU seconds of the sandboxed tree (were wall clock), gap_s added
@@ -36,7 +37,7 @@ SCHEMA = 3  # 2: times are CPU seconds of the sandboxed tree (were wall clock), 
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("KVPRACTICE_CACHE") or REPO_ROOT / ".cache")
+    return settings().cache_dir
 
 
 def runner_fingerprint() -> str:

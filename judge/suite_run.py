@@ -22,6 +22,7 @@ from typing import Callable
 
 from .bounded import SCRATCH_FILES, SCRATCH_MB
 from .clock import PhaseClock, TimeLimits, suite_wall_net
+from .config import settings
 from .results import MAX_RESULTS_BYTES, ChildLog
 from .view import View
 
@@ -83,8 +84,8 @@ def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]
         "PATH": "/usr/local/bin:/usr/bin:/bin",
     }
     # A GPU worker pinned to one GPU (one worker per GPU) pins its children to the same one.
-    if device == "cuda" and os.environ.get("CUDA_VISIBLE_DEVICES"):
-        env["CUDA_VISIBLE_DEVICES"] = os.environ["CUDA_VISIBLE_DEVICES"]
+    if device == "cuda" and settings().cuda_visible_devices:
+        env["CUDA_VISIBLE_DEVICES"] = settings().cuda_visible_devices
     return env
 
 

@@ -27,6 +27,7 @@ import threading
 import time
 from pathlib import Path
 
+from .config import settings
 from .problem import Problem
 from .sandbox import grants, scratchfs
 
@@ -51,7 +52,7 @@ def _open_up(path: Path) -> None:
 class View:
     def __init__(self, problem: Problem, *, keep: bool = False):
         self.problem = problem
-        self.keep = keep or bool(os.environ.get("JUDGE_KEEP_WORKDIR"))
+        self.keep = keep or settings().keep_workdir
         if not _swept.is_set():
             _swept.set()
             remove_orphans()

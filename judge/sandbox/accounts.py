@@ -23,7 +23,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-BASE_UID = int(os.environ.get("JUDGE_SANDBOX_BASE_UID", "61000"))
+from ..config import settings
+
+BASE_UID = settings().sandbox_base_uid
 SLOTS = 64
 NAME = "judge-sandbox"
 _rotation = itertools.count()
