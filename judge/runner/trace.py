@@ -38,8 +38,8 @@ PARAMS = {"lookup": ("tokens",), "allocate": ("n",), "free": ("blocks",), "touch
 class _TestTrace:
     """Step and pool numbering of the running test."""
 
-    def __init__(self, name: str):
-        self.name, self.steps, self.pools, self.unnamed = name, 0, 0, 0
+    def __init__(self, name: str, run: tuple):
+        self.name, self.run, self.steps, self.pools, self.unnamed = name, run, 0, 0, 0
 
 
 _test: _TestTrace | None = None
@@ -50,8 +50,10 @@ def _running() -> _TestTrace | None:
     name = getattr(S, "current", None)
     if name is None or getattr(S, "writer", None) is None:
         return None
-    if _test is None or _test.name != name:
-        _test = _TestTrace(name)
+    # a test run again in the same process (the page's Run, twice) starts its numbering afresh
+    run = (name, getattr(S, "started_at", None), getattr(S, "count", None))
+    if _test is None or _test.run != run:
+        _test = _TestTrace(name, run)
     return _test
 
 
