@@ -9,7 +9,8 @@ the server give the same per-test verdicts and the same first divergence for the
 (tests/test_page_parity.py). What surrounds the run differs: no sandbox, no CPU timers (the
 page stops a run that takes too long from JavaScript), no hidden tests, and a module the
 browser cannot load (BROWSER_MISSING) makes a test SKIP, or the whole file "unsupported",
-instead of RE or CE.
+instead of RE or CE. Like the sandbox (PYTHONHASHSEED=0), the page starts its Python without
+hash randomisation (web/frontend/src/worker.js), so sets of str iterate in the same order.
 
 Needs only the standard library and pytest; `page_files()` lists every file of the judge it
 imports (page_files.json), which is what the front-end build bundles.
@@ -232,8 +233,11 @@ def _alias_runner() -> None:
     """The runner is `judge_runner` in the sandbox, and tests and the handbook's checker import
     it by that name (`judge_runner.plugin.record`): the same modules, so one Session."""
     sys.modules["judge_runner"] = runner_package
-    for name in ("events", "errors", "plugin"):
-        sys.modules[f"judge_runner.{name}"] = sys.modules[f"{runner_package.__name__}.{name}"]
+    for file in sorted(os.listdir(os.path.dirname(runner_package.__file__))):
+        name, ext = os.path.splitext(file)
+        if ext == ".py" and not name.startswith("__"):
+            sys.modules[f"judge_runner.{name}"] = importlib.import_module(
+                f"{runner_package.__name__}.{name}")
 
 
 def _import_submission(module: str, writer: EventWriter) -> tuple[bool, str | None]:
