@@ -128,6 +128,9 @@ async function loadProblem() {
   links.files = problem.public_tests || {};
   testsTab.setFiles(links.files);
   showExperiment($("experiment"), problem.experiment);
+  // /problems/143#test-source:public/test_x.py:12 (the submission page's links) opens that line
+  const at = decodeURIComponent(location.hash).match(/^#test-source:(.+):(\d+)$/);
+  if (at) testsTab.open(at[1], Number(at[2]));
   if (py.ready) py.setFiles(problem.module, problem.handbook, problem.grading_python);
   updateRunButton();
 }

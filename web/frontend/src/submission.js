@@ -5,13 +5,20 @@ import { tr } from "./i18n.js";
 const data = JSON.parse(document.getElementById("submission-data").textContent);
 const container = document.getElementById("report");
 const statusEl = document.getElementById("sub-status");
+// A public failure links to its test's line, shown in the problem page's Tests tab.
+const links = { files: null, open: (file, line) => (location.href = `/problems/${encodeURIComponent(data.problem)}#test-source:${file}:${line}`) };
+const filesReady = fetch(`/api/problems/${encodeURIComponent(data.problem)}`)
+  .then((r) => (r.ok ? r.json() : null)).then((p) => (links.files = (p && p.public_tests) || null)).catch(() => null);
 
 function show(sub) {
   statusEl.textContent = sub.status;
   statusEl.className = `status s-${sub.status}`;
   if (sub.report) {
-    renderReport(container, sub.report, { origin: "server" });
-    container.dataset.done = "1";
+    // the links need the test files: wait for them briefly, draw without them if they fail
+    filesReady.finally(() => {
+      renderReport(container, sub.report, { origin: "server", links });
+      container.dataset.done = "1";
+    });
   }
 }
 
