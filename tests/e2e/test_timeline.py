@@ -71,6 +71,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     for run in ref:
         row = page.locator(f'#experiment tr[data-series^="{run["run"]} ("]')
         assert row.locator("td").all_text_contents() == [str(v) for v in run["per_turn"]]
+    page.locator("#experiment").screenshot(path=str(artifacts / "experiment-chart.png"))
 
     # Submit: the report's trace drawn as two timelines, opened on the first differing step.
     _paste(page, WRONG.read_text())
@@ -85,6 +86,9 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     trace = report["first_failure"]["trace"]
     assert trace and trace["diverges_at"] is not None, report["first_failure"]
     at = str(trace["diverges_at"])
+    # the student's own runs join the chart when the hidden experiment test passed
+    yours = (report.get("experiment") or {}).get("yours")
+    assert page.locator("#experiment svg polyline").count() == 3 + len(yours or [])
     sub = _picture(page, ".submit-result")
     assert sub["marked"] == [at] and sub["step"] == at and sub["divergesAt"] == at
     assert sub["diverging"] and sub["got"]["diffs"] > 0
