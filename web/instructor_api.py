@@ -5,12 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request
+from fastapi.responses import Response
 from sqlalchemy import func, select
+
+from judge.reference_cache import public_expectations_or_error
 
 from .api import _iso, submission_json
 from .request_input import RowId, errors_doc
 from .db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
 from .errors import ApiError
+from .gradebook import gradebook, gradebook_csv
 from .identity import require_instructor
 from . import regrades, workers
 
@@ -58,6 +62,26 @@ def instructor_check(request: Request, problem_id: str) -> dict:
     return {"problem": p.id, "started": started, "state": "running"}
 
 
+@router.get("/instructor/gradebook", summary="Every student x every problem: best and latest "
+            "verdict and score, attempts", tags=["instructor"], responses=errors_doc(401, 403))
+def instructor_gradebook(request: Request) -> dict:
+    require_instructor(request)
+    ctx = _ctx(request)
+    return gradebook(ctx.db, [p.id for p in ctx.catalog.list()])
+
+
+@router.get("/instructor/gradebook.csv", summary="The gradebook as CSV (for a spreadsheet)",
+            tags=["instructor"], responses=errors_doc(401, 403), response_class=Response)
+def instructor_gradebook_csv(request: Request) -> Response:
+    """Cells a spreadsheet would read as a formula (= + - @) are prefixed with an apostrophe."""
+    require_instructor(request)
+    ctx = _ctx(request)
+    text = gradebook_csv(gradebook(ctx.db, [p.id for p in ctx.catalog.list()]))
+    return Response(text, media_type="text/csv; charset=utf-8", headers={
+        "Content-Disposition": 'attachment; filename="gradebook.csv"',
+        "Cache-Control": "no-store"})
+
+
 def overview(ctx) -> dict[str, Any]:
     from .grading import judge_available
     with ctx.db.session() as s:
@@ -77,12 +101,12 @@ def overview(ctx) -> dict[str, Any]:
                                     w["last_seen_s"]))
     problems = []
     for p in ctx.catalog.list():
-        exp = ctx.expectations.get(p) if p.browser else None
+        exp, why = public_expectations_or_error(p) if p.browser else (None, None)
         problems.append({"id": p.id, "slug": p.slug, "loads": True,
                          "public_tests": len([f for f in p.public_files()
                                               if f.rsplit("/", 1)[-1].startswith("test_")]),
                          "browser_expectations": exp is not None,
-                         "check": ctx.expectations.error(p) or "ok",
+                         "check": why or "ok",
                          "judge_check": ctx.checks.status(p)})
     for folder, err in ctx.catalog.errors.items():
         problems.append({"id": folder, "slug": None, "loads": False, "check": err})

@@ -13,7 +13,9 @@ from judge.environment import grading_python
 
 from .api import submission_json
 from .instructor_api import overview
-from .db import DONE, LIVE, Submission, Visitor
+from .instructor_text import instructor_text
+from .db import LIVE, Submission, Visitor
+from .gradebook import gradebook, student_cells
 from .identity import (INSTRUCTOR_COOKIE, find_visitor, instructor_ok, instructor_token_matches,
                        request_token)
 from .markdown import highlight_python, pygments_css, render_markdown
@@ -43,6 +45,10 @@ UI = {
         "explanation_locked": "This problem has a worked explanation: it opens here once one "
                               "of your submissions is accepted (AC).",
         "source": "Source", "licence": "Licence", "changes": "Changes",
+        "best": "best", "latest": "latest", "attempts": "attempts",
+        "load_code": "Load this code into the editor",
+        "load_code_hint": "Replaces the problem's draft in this browser with this submission's "
+                          "code and opens the problem.",
     },
     "zh": {
         "problems": "题目", "history": "我的提交", "instructor": "教师",
@@ -61,6 +67,9 @@ UI = {
         "explanation": "题解",
         "explanation_locked": "本题附有题解：你的提交通过（AC）之后会显示在这里。",
         "source": "来源", "licence": "许可", "changes": "改动",
+        "best": "最好", "latest": "最近", "attempts": "提交次数",
+        "load_code": "把这份代码载入编辑器",
+        "load_code_hint": "用这次提交的代码替换本浏览器中该题的草稿，并打开该题。",
     },
 }
 
@@ -101,29 +110,26 @@ def _token(request: Request):
         return None
 
 
-def _statuses(request: Request) -> dict[str, str]:
-    """Per problem: "AC" if solved, else the latest verdict or state."""
+def _progress(request: Request) -> dict:
+    """The visitor's cells by problem id (attempts, best, latest: web.gradebook)."""
     ctx = request.app.state.ctx
     v = find_visitor(ctx.db, _token(request))
-    if v is None:
-        return {}
-    out: dict[str, str] = {}
-    with ctx.db.session() as s:
-        for pid, status, verdict in s.execute(
-                select(Submission.problem_id, Submission.status, Submission.verdict)
-                .where(Submission.visitor_id == v.id, Submission.kind == LIVE)
-                .order_by(Submission.id)):
-            if out.get(pid) == "AC":
-                continue
-            out[pid] = verdict if status == DONE else status
-    return out
+    return {} if v is None else student_cells(ctx.db, v.id)
+
+
+def _solved_or_latest(cell) -> str | None:
+    """"AC" once any submission was accepted (a later WA does not take it back), else the
+    latest verdict or state."""
+    if cell is None:
+        return None
+    return "AC" if cell.best and cell.best.verdict == "AC" else cell.latest.verdict
 
 
 @router.get("/", response_class=HTMLResponse)
 def problem_list(request: Request):
     ctx = request.app.state.ctx
     return render(request, "problems.html", problems=ctx.catalog.list(),
-                  statuses=_statuses(request))
+                  progress=_progress(request))
 
 
 @router.get("/problems/{ref}", response_class=HTMLResponse)
@@ -147,7 +153,7 @@ def problem_page(request: Request, ref: str):
         "editor_wheels": ctx.build.get("editor_wheels", []), "timeout_s": timeout_s,
         "max_code_bytes": ctx.settings.max_code_bytes, "lang": pick_lang(request),
     }
-    status = _statuses(request).get(p.id)
+    status = _solved_or_latest(_progress(request).get(p.id))
     # The explanation gives the answer away, so it waits for the visitor's own AC.
     explanations = {lang: render_markdown(text) for lang in statements
                     if status == "AC" and (text := p.explanation(lang))}
@@ -226,9 +232,10 @@ def instructor_page(request: Request):
         return render_error_page(request, 403, "Instructor access is off on this server: start "
                                  "it with KVPRACTICE_INSTRUCTOR_TOKEN set.")
     if not instructor_ok(request):
-        return render(request, "instructor_login.html",
+        return render(request, "instructor_login.html", it=instructor_text(pick_lang(request)),
                       wrong=request.query_params.get("wrong") == "1")
-    return render(request, "instructor.html", o=overview(ctx))
+    return render(request, "instructor.html", o=overview(ctx), it=instructor_text(pick_lang(request)),
+                  book=gradebook(ctx.db, [p.id for p in ctx.catalog.list()]))
 
 
 @router.post("/instructor/check/{ref}")
