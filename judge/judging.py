@@ -81,6 +81,13 @@ class Context:
     def text(self, s):
         return None if self.hidden else self.redact(s)
 
+    def step(self, step: dict) -> dict:
+        """A step of the submission's timeline, its contents gone if they carry a secret line."""
+        text = json.dumps(finite(step), ensure_ascii=False, default=str)
+        if self.redact(text) == text:
+            return step
+        return {**step, "args": "[redacted]", "result": "[redacted]", "state": "[redacted]"}
+
     def value(self, v):
         """A value the submission produced, unless it carries a secret line."""
         text = json.dumps(finite(v), ensure_ascii=False, default=str)
@@ -155,6 +162,7 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
     if res.failure is not None and res.failure.kind != "tampered" and not ctx.hidden and \
             rec is not None and (ref.get("trace") or rec.trace):
         res.failure.trace = trace_diff(ref.get("trace") or [], rec.trace)
+        res.failure.trace["got"] = [ctx.step(s) for s in res.failure.trace["got"]]
     return res
 
 

@@ -247,3 +247,33 @@ def test_text_diff_marks_the_differing_step():
     everything = trace_lines(trace_diff(ref, got), last=None)
     assert all(f"{i}  lookup" in "\n".join(everything) for i in range(5))
     assert "agree in every step" in "\n".join(trace_lines(trace_diff(ref, ref)))
+
+
+def test_judging_attaches_timelines_to_failing_public_tests_only():
+    from judge.judging import Context, Redactor, judge_test
+    from judge.results import TestRecord
+
+    class Run:
+        log = clock = None
+        spawn_t, wall_s = 0.0, 1.0
+
+    secret = "assert hidden_value == 12345  # a line of a hidden test"
+    ref = {"outcome": "passed", "observations": [{"label": "x", "value": 1}],
+           "trace": [step(0, [1]), step(1, [2])]}
+
+    def judged(got_obs, got_trace, hidden=False):
+        rec = TestRecord("t.py::test_a", started_t=1.0, observations=got_obs, trace=got_trace,
+                         finished={"outcome": "passed", "duration_s": 0.1, "cpu_s": 0.1})
+        ctx = Context(Run(), hidden=hidden, source="", redact=Redactor([secret], []),
+                      limits=None)
+        return judge_test("public/t.py::test_a", "public", 1.0, ref, rec, ctx, victim=False)
+
+    passed = judged([{"label": "x", "value": 1}], [step(0, [9])])
+    assert passed.verdict is Verdict.AC and passed.failure is None
+    wrong = judged([{"label": "x", "value": 2}], [step(0, [1]), step(1, [secret])])
+    trace = wrong.failure.trace
+    assert trace["diverges_at"] == 1 and trace["got"][1]["result"] == "[redacted]"
+    assert trace["got"][0] == step(0, [1]) and secret not in json.dumps(trace)
+    hidden = judged([{"label": "x", "value": 2}], [step(0, [1]), step(1, [3])], hidden=True)
+    assert hidden.verdict is Verdict.WA and hidden.failure.trace is None
+    assert "trace" not in hidden.failure.to_dict()
