@@ -50,9 +50,10 @@ def series_of(observations) -> tuple[str, list[dict]] | None:
 
 def problem_experiment(problem) -> dict | None:
     """The problem's experiment for its page ("yours": None), from its committed file; None for
-    a problem without one (or with a malformed file)."""
+    a problem without one (or with a malformed file). `problem`: a Problem or its folder."""
     try:
-        data = json.loads((Path(problem.path) / FILE_NAME).read_text(encoding="utf-8"))
+        folder = Path(getattr(problem, "path", problem))
+        data = json.loads((folder / FILE_NAME).read_text(encoding="utf-8"))
         reference = data["reference"]
         if not all(isinstance(s["run"], str) and isinstance(s["per_turn"], list)
                    for s in reference):

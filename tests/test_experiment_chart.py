@@ -36,6 +36,7 @@ def test_committed_series_of_the_problems():
         totals = [sum(s["per_turn"]) for s in e["reference"]]
         assert totals[0] > totals[1] >= totals[2] > 0  # caching saves work, as the chapter says
     assert problem_experiment(load_problem("141")) is None
+    assert problem_experiment(load_problem("143").path) == e143
 
 
 def test_yours_only_when_the_experiment_test_passed():
