@@ -105,8 +105,7 @@ def run(spec: dict) -> dict:
         sys.stdout = sys.stderr = out
         os.chdir(os.path.join(root, "scratch"))
         imported, missing = _import_submission(module, writer)
-        if imported:
-            _run_pytest(suite_dir, writer)
+        skips = _run_pytest(suite_dir, writer) if imported else {}
     finally:
         sys.stdout, sys.stderr = saved[0], saved[1]
         os.chdir(saved[2])
@@ -118,7 +117,8 @@ def run(spec: dict) -> dict:
                               "Press Submit: the server grades it with the full test suite.")
         return res
     log = _log(root)
-    tests, ce, internal = _judge(log, PageRun(log, spawn_t, wall_s), source, expected, weights)
+    tests, ce, internal = _judge(log, PageRun(log, spawn_t, wall_s), source, expected, weights,
+                                 skips)
     res = _result(overall([t.verdict for t in tests], compile_error=ce is not None,
                           internal_error=internal is not None),
                   tests, started, compile_error=ce, output=out.getvalue()[-20000:] or None,
@@ -127,7 +127,7 @@ def run(spec: dict) -> dict:
     return res
 
 
-def _judge(log: ChildLog, page_run: PageRun, source: str, expected, weights):
+def _judge(log: ChildLog, page_run: PageRun, source: str, expected, weights, skips: dict):
     """(tests, compile_error, internal error) as the server's grading makes them from a run."""
     redact = Redactor([], [])
     ctx = Context(page_run, hidden=False, source=source, redact=redact, limits=None,
@@ -152,8 +152,9 @@ def _judge(log: ChildLog, page_run: PageRun, source: str, expected, weights):
         rec = log.tests.get(node)
         r = judge_test(name, SUITE, float(weights.get(name, 1.0)), entry, rec, ctx,
                        victim=node == log.running)
+        fin = (rec.finished or {}) if rec is not None else {}
         missing = skipped_files.get(node.split("::", 1)[0]) or _missing_in(
-            (rec.finished or {}).get("message") if rec is not None and rec.finished else None)
+            skips.get(node) if fin.get("outcome") == "skipped" else fin.get("message"))
         if ce is not None or internal is not None:
             r = TestResult(name, SUITE, Verdict.NR, weight=r.weight, failure=Failure("not_run"))
         elif missing and r.verdict.counts and not r.verdict.passed:
@@ -257,7 +258,22 @@ def _import_submission(module: str, writer: EventWriter) -> tuple[bool, str | No
     return True, None
 
 
-def _run_pytest(suite_dir: str, writer: EventWriter) -> None:
+class _SkipReasons:
+    """Why each test was skipped ({node: reason}): `pytest.importorskip("torch")` skips a test
+    in the page that the reference ran, which is the browser's lack, not a wrong answer."""
+
+    def __init__(self):
+        self.reasons: dict[str, str] = {}
+
+    def pytest_runtest_logreport(self, report):
+        if report.skipped and isinstance(report.longrepr, tuple):
+            node = plugin.S.current
+            if node is not None:
+                self.reasons[node] = str(report.longrepr[2])
+
+
+def _run_pytest(suite_dir: str, writer: EventWriter) -> dict[str, str]:
+    """Runs the suite with the runner's plugin; why each skipped test was skipped."""
     import pytest
 
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
@@ -265,11 +281,13 @@ def _run_pytest(suite_dir: str, writer: EventWriter) -> None:
                      if f.startswith("test_") and f.endswith(".py"))
     args = types.SimpleNamespace(suite_dir=suite_dir, targets=targets)
     t0 = time.perf_counter()
-    code = int(pytest.main(pytest_args(args), plugins=[plugin]))
+    skips = _SkipReasons()
+    code = int(pytest.main(pytest_args(args), plugins=[plugin, skips]))
     writer.emit("finished", t=now(), tests_s=round(time.perf_counter() - t0, 6),
                 exit_code=code, torch=None, gpu_name=None)
     if code in (3, 4):  # pytest: internal error / usage error
         writer.emit("runner_error", message=f"pytest exited with status {code}")
+    return skips.reasons
 
 
 def _log(root: str) -> ChildLog:

@@ -243,8 +243,18 @@ def public_expectations(problem: Problem | str, device: str = "cpu") -> dict[str
         try:
             ref, _ = get_reference(problem, ["public"], device)
         except Exception as exc:
-            _MEMO[key] = (time.monotonic(), None, f"{type(exc).__name__}: {exc}"[-2000:])
+            _MEMO[key] = (time.monotonic(), None, str(exc)[-2000:] or type(exc).__name__)
             raise
         value = {t["name"]: t for t in ref["public"]["tests"]}
         _MEMO[key] = (time.monotonic(), value, None)
         return value
+
+
+def public_expectations_or_error(problem: Problem | str, device: str = "cpu"
+                                 ) -> tuple[dict[str, dict] | None, str | None]:
+    """(public_expectations(problem), None), or (None, why) when the reference cannot give
+    them: for a front end that shows the problem either way."""
+    try:
+        return public_expectations(problem, device), None
+    except Exception as exc:  # the reference's or the judge's fault: the page says why
+        return None, str(exc)[-2000:] or type(exc).__name__

@@ -14,6 +14,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from functools import cache
 from pathlib import Path
 
 from judge.page_run import page_files
@@ -52,6 +54,12 @@ def page_root(folder: Path) -> Path:
             if target.exists() and not (site / top).exists():
                 (site / top).symlink_to(target)
     return folder
+
+
+@cache
+def default_root() -> Path:
+    """One page folder for this test process (removed with the system's temporary files)."""
+    return page_root(Path(tempfile.mkdtemp(prefix="page-run-")))
 
 
 def run_page(root: Path, specs: list[dict], timeout_s: float = 600) -> list[dict]:

@@ -26,7 +26,7 @@ from judge import load_problem
 from judge.reference_cache import public_expectations
 from kv_cache import KVCache
 from three_tier import ThreeTierPrefixCachingBlockPool as Reference
-from web.expectations import normalize, run_runner_child
+from page_support import default_root, run_page
 from judge.problem import ProblemBank
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,7 +53,7 @@ def page_run(info, source: str, expected) -> dict:
     spec = {"module": info.module, "source": source, "tests": info.public_files(),
             "handbook": info.handbook_sources(), "expected": expected,
             "weights": info.weights}
-    return run_runner_child(spec, timeout_s=120)
+    return run_page(default_root(), [spec], timeout_s=120)[0]
 
 
 def test_public_suite_runs_in_the_page():
@@ -63,11 +63,11 @@ def test_public_suite_runs_in_the_page():
     handbook = info.handbook_sources()
     assert set(handbook).isdisjoint({"three_tier", "tiered"})
 
-    expected = normalize(public_expectations(problem))
+    expected = public_expectations(problem)
     assert set(expected) == {t.name for t in problem.tests("public")}
     ref = page_run(info, problem.reference_path.read_text(encoding="utf-8"), None)
     assert ref["verdict"] == "AC", ref["first_failure"] or ref["compile_error"]
-    assert ref["observations"] == expected
+    assert ref["observations"] == {n: e["observations"] for n, e in expected.items()}
 
     for path in problem.submissions("accepted"):
         res = page_run(info, path.read_text(encoding="utf-8"), expected)

@@ -1,8 +1,7 @@
 """Problems 141 and 142 in the page: their public suites run in the page's runner
-(web/pyrunner/kvp_runner.py; Pyodide in the browser, a child CPython here, as the server runs it
-when it records expectations itself). The reference passes every public test there with the same
-observations as in the grading sandbox, the accepted files pass, and a known-wrong file fails at
-the observation its header promises.
+(judge/page_run.py; Pyodide in the browser, a child CPython here, see page_support.py). The
+reference passes every public test there with the same observations as in the grading sandbox,
+the accepted files pass, and a known-wrong file fails at the observation its header promises.
 
 `judge check` (run by `make test`) proves the whole problems; this only covers the page's side.
 """
@@ -15,7 +14,7 @@ import pytest
 
 from judge import load_problem
 from judge.reference_cache import public_expectations
-from web.expectations import normalize, run_runner_child
+from page_support import default_root, run_page
 from judge.problem import ProblemBank
 
 REPO = Path(__file__).resolve().parent.parent
@@ -38,7 +37,7 @@ def page_run(info, source: str, expected) -> dict:
     spec = {"module": info.module, "source": source, "tests": info.public_files(),
             "handbook": info.handbook_sources(), "expected": expected,
             "weights": info.weights}
-    return run_runner_child(spec, timeout_s=120)
+    return run_page(default_root(), [spec], timeout_s=120)[0]
 
 
 @pytest.mark.parametrize("pid", sorted(WRONG))
@@ -50,13 +49,14 @@ def test_public_suite_runs_in_the_page(pid):
     handbook = info.handbook_sources()
     assert info.module not in handbook and problem.reference_path.stem not in handbook
 
-    expected = normalize(public_expectations(problem))
+    expected = public_expectations(problem)
     assert set(expected) == {t.name for t in problem.tests("public")}
 
     ref = page_run(info, problem.reference_path.read_text(encoding="utf-8"), None)
     assert ref["verdict"] == "AC", ref["first_failure"] or ref["compile_error"]
     assert {t["name"] for t in ref["tests"]} == set(expected)
-    assert ref["observations"] == expected  # the same in the page as in the sandbox
+    # the same in the page as in the sandbox
+    assert ref["observations"] == {n: e["observations"] for n, e in expected.items()}
 
     for path in problem.submissions("accepted"):
         res = page_run(info, path.read_text(encoding="utf-8"), expected)

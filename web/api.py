@@ -110,18 +110,20 @@ def list_problems(request: Request) -> dict:
 def get_problem(request: Request, problem_id: str) -> dict:
     """Statements (Markdown, per language), the starter, the public test files, the handbook
     modules a solution may import, and the reference's observations of each public test
-    (`public_expectations`: {test name: [[label, value], ...]}, null when unavailable), and
+    (`public_expectations`: {test name: the reference's entry, as `judge.public_expectations`
+    gives it: {outcome, observations: [{label, value}, ...], ...}}, null when unavailable), and
     `grading_python` ("3.11"): the Python that grades Submit, whose grammar Run checks with, and
     `experiment` (the reference's series of the chapter's experiment, for the chart; or null)."""
     from judge.environment import grading_python
     from judge.experiment import problem_experiment
+    from judge.reference_cache import public_expectations_or_error
 
     ctx = _ctx(request)
     p = ctx.catalog.get(problem_id)
     if p is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'; "
                        "GET /api/problems lists them")
-    expectations = ctx.expectations.get(p) if p.browser else None
+    expectations, why = public_expectations_or_error(p) if p.browser else (None, None)
     return {
         **p.summary(),
         "module": p.module,
@@ -131,7 +133,7 @@ def get_problem(request: Request, problem_id: str) -> dict:
         "public_tests": p.public_files(),
         "handbook": p.handbook_sources(),
         "public_expectations": expectations,
-        "expectations_error": None if expectations is not None else ctx.expectations.error(p),
+        "expectations_error": why,
         "limits": {**p.limits.model_dump(), "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,
                    "max_code_bytes": ctx.settings.max_code_bytes},
         "version": p.version,

@@ -29,7 +29,6 @@ from .worker_api import router as worker_router
 from .checks import ProblemChecks
 from .db import Database
 from .errors import install_error_handlers
-from .expectations import Expectations
 from .grading import Grader, judge_grader
 from .edge import EdgeGuard
 from .identity import VisitorCookieMiddleware
@@ -55,7 +54,6 @@ class AppContext:
     settings: Settings
     db: Database
     catalog: ProblemBank
-    expectations: Expectations
     jobs: JobSystem
     checks: ProblemChecks
     build: dict = field(default_factory=dict)
@@ -140,7 +138,7 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     catalog = ProblemBank(settings.problems_dir, settings.reference_dir)
     jobs = JobSystem(settings, db, catalog, grader or judge_grader)
     ctx = AppContext(settings=settings, db=db, catalog=catalog,
-                     expectations=Expectations(settings), jobs=jobs,
+                     jobs=jobs,
                      checks=ProblemChecks(settings), build=front_end_build(),
                      limits=ClientLimits(settings))
 
@@ -181,7 +179,9 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
 
 
 def _warm_expectations(ctx: AppContext) -> None:
-    """Record the reference's public observations ahead of the first page view."""
+    """Compute the reference's public observations ahead of the first page view."""
+    from judge.reference_cache import public_expectations_or_error
+
     for p in ctx.catalog.list():
         if p.browser:
-            ctx.expectations.get(p)
+            public_expectations_or_error(p)

@@ -1,10 +1,6 @@
 """Stand-in graders for the web platform's tests (injected with create_app(grader=...) or
-`python -m web.cli serve --grader tests.e2e.fake_grader:grade`).
-
-`grade` really grades the fixture problem: it runs every suite (public + hidden) against the
-submission with the page's runner in a child process, compares with the reference's
-observations, and answers a Report shaped like the grading core's. It has no sandbox: use it
-only with the fixture problem's trusted code.
+`python -m web.cli serve --grader tests.e2e.fake_grader:slow`): they answer without running
+anything; the real core grades everywhere else.
 """
 
 from __future__ import annotations
@@ -13,70 +9,9 @@ import os
 import time
 from pathlib import Path
 
-from web.expectations import record_reference, run_runner_child
-from web.settings import Settings
-
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROBLEMS = FIXTURES / "problems"
 REFERENCE = FIXTURES / "reference"
-
-
-def fixture_settings(**kw) -> Settings:
-    kw.setdefault("data_dir", Path(os.environ.get("KVP_TEST_DATA", "/tmp/kvp-fake-grader")))
-    return Settings(problems_dir=PROBLEMS, reference_dir=REFERENCE, **kw)
-
-
-def _all_tests(problem) -> dict:
-    files = {}
-    base = problem.folder / "tests"
-    for p in sorted(base.rglob("*.py")):
-        if "__pycache__" not in p.parts:
-            files[p.relative_to(base).as_posix()] = p.read_text()
-    return files
-
-
-def grade(problem, source, on_event, step_delay_s: float = 0.05) -> dict:
-    settings = fixture_settings()
-    files = _all_tests(problem)
-    t0 = time.perf_counter()
-    expected = record_reference(problem, settings, files)
-    ref_s = time.perf_counter() - t0
-    res = run_runner_child({"module": problem.module, "source": source, "tests": files,
-                            "handbook": problem.handbook_sources(settings.reference_dir),
-                            "expected": expected}, timeout_s=60)
-    tests = []
-    for suite in ("public", "hidden"):
-        rows = [t for t in res["tests"] if t["suite"] == suite]
-        on_event({"type": "suite_started", "suite": suite, "tests": [t["name"] for t in rows]})
-        for t in rows:
-            on_event({"type": "test_started", "test": t["name"]})
-            time.sleep(step_delay_s)
-            failure = t["failure"]
-            if suite == "hidden" and failure:
-                failure = {"label": failure.get("label"), "message": None}
-            tests.append({"name": t["name"], "suite": suite, "verdict": t["verdict"],
-                          "time_s": t["time_s"], "weight": t.get("weight", 1),
-                          "failure": failure})
-            on_event({"type": "test_finished", "test": t["name"], "verdict": t["verdict"],
-                      "time_s": t["time_s"]})
-        on_event({"type": "suite_finished", "suite": suite})
-    counted = [t for t in tests if t["verdict"] != "skipped"]
-    first = next((t for t in counted if t["verdict"] != "AC"), None)
-    verdict = res["verdict"] if res.get("compile_error") else (first["verdict"] if first else "AC")
-    score = (sum(t["weight"] for t in counted if t["verdict"] == "AC")
-             / max(1, sum(t["weight"] for t in counted)))
-    report = {
-        "schema_version": 1, "verdict": verdict, "score": round(score, 4),
-        "problem": {"id": problem.id, "slug": problem.slug, "version": "fixture"},
-        "submission": {}, "tests": tests,
-        "first_failure": dict(first["failure"] or {}, test=first["name"],
-                              verdict=first["verdict"]) if first else None,
-        "compile_error": res.get("compile_error"),
-        "timings": {"total_s": round(time.perf_counter() - t0, 3), "reference_s": round(ref_s, 3)},
-        "provenance": {"device": "cpu", "grader": "tests/e2e/fake_grader.py"},
-    }
-    on_event({"type": "done", "verdict": verdict, "score": report["score"]})
-    return report
 
 
 def quick(problem, source, on_event) -> dict:

@@ -1,5 +1,22 @@
 // Bundles the page scripts and the stylesheet into web/static/dist/ (see scripts/build_frontend.sh).
 import * as esbuild from "esbuild";
+import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
+
+// The page's runner is the judge's own code: the files judge/page_files.json lists (the list a
+// test proves complete) become one module, {"judge/page_run.py": text, ...}, for the worker.
+const repo = resolve("../..");
+const pageFiles = {
+  name: "page-files",
+  setup(build) {
+    build.onResolve({ filter: /^page-files$/ }, () => ({ path: "page-files", namespace: "page-files" }));
+    build.onLoad({ filter: /.*/, namespace: "page-files" }, () => {
+      const list = JSON.parse(readFileSync(resolve(repo, "judge/page_files.json"), "utf8"));
+      const files = Object.fromEntries(list.map((rel) => [rel, readFileSync(resolve(repo, rel), "utf8")]));
+      return { contents: `export default ${JSON.stringify(files)};`, loader: "js", watchFiles: list.map((rel) => resolve(repo, rel)) };
+    });
+  },
+};
 
 await esbuild.build({
   entryPoints: {
@@ -14,6 +31,7 @@ await esbuild.build({
   format: "esm",
   target: ["es2020", "chrome100", "firefox100", "safari15"],
   loader: { ".py": "text" },
+  plugins: [pageFiles],
   legalComments: "none",
   logLevel: "info",
 });

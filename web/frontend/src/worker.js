@@ -7,10 +7,12 @@
 //               lint {id, code}
 // Messages out: status {text}, ready {ms}, editor-ready {ms}, result {id, result},
 //               answer {id, value}, fatal {message}
-import runnerSource from "../../pyrunner/kvp_runner.py";
+// The judge's files the page runner needs (judge/page_files.json), bundled by build.mjs.
+import pageFiles from "page-files";
 
 const HOME = "/home/pyodide";
 const ED_DIR = `${HOME}/kvp_editor`;
+const PAGE_DIR = `${HOME}/page`;
 let py = null;
 let editorReady = false;
 let moduleName = "solution";
@@ -47,9 +49,9 @@ def kvp_signature(code, line, col):
     return json.dumps(out)
 
 def kvp_lint(code):
-    # The grading Python's grammar, as Run and Submit judge it (kvp_runner.first_syntax_error).
-    import kvp_runner
-    e, _ = kvp_runner.first_syntax_error(code, MODULE + ".py", GRADING_PYTHON)
+    # The grading Python's grammar, as Run and Submit judge it (judge/syntax.py).
+    from judge.syntax import first_syntax_error
+    e, _ = first_syntax_error(code, MODULE + ".py", GRADING_PYTHON)
     if not isinstance(e, SyntaxError):
         return "[]"
     return json.dumps([{"line": e.lineno or 1, "col": e.offset or 1,
@@ -68,13 +70,21 @@ async function init({ pyodideURL, wheels }) {
   const t0 = performance.now();
   post({ type: "status", text: "Loading Python (Pyodide)…" });
   const { loadPyodide } = await import(/* @vite-ignore */ `${pyodideURL}pyodide.mjs`);
-  py = await loadPyodide({ indexURL: pyodideURL, stdout: () => {}, stderr: () => {} });
+  // No hash randomisation, as in the server's sandbox: sets of str iterate in the same order.
+  py = await loadPyodide({
+    indexURL: pyodideURL, stdout: () => {}, stderr: () => {},
+    env: { HOME, PYTHONHASHSEED: "0" },
+  });
   post({ type: "status", text: "Loading pytest…" });
   await py.loadPackage(wheels, { messageCallback: () => {}, errorCallback: () => {} });
   py.FS.mkdirTree(`${ED_DIR}/handbook`);
-  py.FS.writeFile(`${HOME}/kvp_runner.py`, runnerSource);
+  for (const [rel, text] of Object.entries(pageFiles)) {
+    const path = `${PAGE_DIR}/${rel}`;
+    py.FS.mkdirTree(path.slice(0, path.lastIndexOf("/")));
+    py.FS.writeFile(path, text);
+  }
   py.runPython(
-    `import sys\nsys.path.insert(0, "${HOME}")\nimport kvp_runner, pytest\n` + EDITOR_PY,
+    `import sys\nsys.path.insert(0, "${PAGE_DIR}")\nimport pytest\nfrom judge import page_run\n` + EDITOR_PY,
   );
   post({ type: "ready", ms: performance.now() - t0 });
 }
@@ -119,7 +129,8 @@ function run({ id, spec }) {
   const t0 = performance.now();
   py.globals.set("kvp_spec_json", JSON.stringify({ ...spec, workdir: "/tmp/kvp-run" }));
   const text = py.runPython(
-    "import json as _j\nkvp_runner.to_json(kvp_runner.run(_j.loads(kvp_spec_json)))",
+    "import json as _j\nfrom judge.bounded import strict_dumps as _dumps\n" +
+      "_dumps(page_run.run(_j.loads(kvp_spec_json)))",
   );
   const result = JSON.parse(text);
   result.timings = { ...(result.timings || {}), browser_ms: performance.now() - t0 };

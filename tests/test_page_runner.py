@@ -1,4 +1,6 @@
-"""The page's runner (web/pyrunner/kvp_runner.py) in CPython: the same file runs in Pyodide."""
+"""The page's runner (judge/page_run.py) on the web fixture problem, run as Pyodide runs it
+(tests/page_support.py): verdicts, a fresh import per Run, CE in the server's words, the
+grading Python's grammar, and the modules the browser lacks."""
 
 from __future__ import annotations
 
@@ -12,70 +14,89 @@ from pathlib import Path
 import pytest
 
 from e2e.fake_grader import FIXTURES, PROBLEMS
-from web.pyrunner import kvp_runner as r
+from judge import load_problem, public_expectations
+from judge.compare import compare, first_difference
+from judge.runner.events import ObservationError, to_json_data
+from judge.syntax import first_syntax_error
+from page_support import default_root, page_spec, run_page
 
 FIX = PROBLEMS / "901-toy-lru"
-TESTS = {f"public/{p.name}": p.read_text() for p in (FIX / "tests/public").glob("*.py")}
-HANDBOOK = {"toy_store": (FIXTURES / "reference/toy_store.py").read_text()}
+PROBLEM = load_problem(FIX)
 
 
-def run(source: str, expected=None, tmp_path=None) -> dict:
-    return r.run({"workdir": str(tmp_path / "w"), "module": "lru", "source": source,
-                  "tests": TESTS, "handbook": HANDBOOK, "expected": expected})
+def runs(sources: list[str], expected=None, python=None) -> list[dict]:
+    """Each source in turn, in one page (one interpreter, as the browser keeps it)."""
+    return run_page(default_root(), [page_spec(PROBLEM, s, expected, python) for s in sources])
+
+
+def run(source: str, expected=None, python=None) -> dict:
+    return runs([source], expected, python)[0]
 
 
 @pytest.fixture(scope="module")
-def expected(tmp_path_factory):
-    res = run((FIXTURES / "reference/toy_lru.py").read_text(),
-              tmp_path=tmp_path_factory.mktemp("ref"))
-    assert res["verdict"] == "AC"
-    return res["observations"]
+def expected():
+    return public_expectations(PROBLEM)
 
 
-def test_accepted_and_wrong(expected, tmp_path):
-    ok = run((FIX / "submissions/accepted/lru_plain_dict.py").read_text(), expected, tmp_path)
+def test_accepted_and_wrong(expected):
+    ok, bad = runs([(FIX / "submissions/accepted/lru_plain_dict.py").read_text(),
+                    (FIX / "submissions/wrong_answer/get_does_not_refresh.py").read_text()],
+                   expected)
     assert ok["verdict"] == "AC" and ok["score"] == 1.0
-    bad = run((FIX / "submissions/wrong_answer/get_does_not_refresh.py").read_text(), expected,
-              tmp_path)
     ff = bad["first_failure"]
     assert bad["verdict"] == "WA" and ff["test"] == "public/test_basic.py::test_eviction_order"
     assert (ff["label"], ff["expected"], ff["got"]) == ("keys after putting c", ["a", "c"],
                                                         ["b", "c"])
 
 
-def test_each_run_sees_the_new_code(expected, tmp_path):
-    """Modules of an earlier run are purged: the second run must not test the first code."""
+def test_each_run_sees_the_new_code(expected):
+    """Modules of an earlier run are forgotten: the second run must not test the first code."""
     starter = (FIX / "starter/lru.py").read_text()
-    assert run(starter, expected, tmp_path)["verdict"] == "RE"
-    assert run((FIX / "submissions/accepted/lru_plain_dict.py").read_text(), expected,
-               tmp_path)["verdict"] == "AC"
-    assert run(starter, expected, tmp_path)["verdict"] == "RE"
+    accepted = (FIX / "submissions/accepted/lru_plain_dict.py").read_text()
+    got = [r["verdict"] for r in runs([starter, accepted, starter], expected)]
+    assert got == ["RE", "AC", "RE"]
 
 
-def test_compile_error_and_browser_missing_modules(expected, tmp_path, monkeypatch):
-    ce = run("class LRUStore(:\n", expected, tmp_path)
+def test_without_expectations_the_tests_own_assertions_decide():
+    ref = run((FIXTURES / "reference/toy_lru.py").read_text())
+    assert ref["verdict"] == "AC"
+    torch_only = "public/test_torch_only.py::test_tensor_values"  # no torch in the page
+    assert {t["name"]: t["verdict"] for t in ref["tests"]}[torch_only] == "SKIP"
+    assert ref["observations"] == {n: [] if n == torch_only else e["observations"]
+                                   for n, e in public_expectations(PROBLEM).items()}
+
+
+def test_a_test_the_browser_cannot_run_is_skipped_not_failed(expected):
+    ok = run((FIX / "submissions/accepted/lru_plain_dict.py").read_text(), expected)
+    skipped = [t for t in ok["tests"] if t["verdict"] == "SKIP"]
+    assert [t["name"] for t in skipped] == ["public/test_torch_only.py::test_tensor_values"]
+    assert "torch" in skipped[0]["failure"]["message"] and ok["verdict"] == "AC"
+
+
+def test_compile_error_and_browser_missing_modules(expected):
+    ce, missing = runs(["class LRUStore(:\n", "import torch\n"], expected)
     assert ce["verdict"] == "CE" and ce["compile_error"]["line"] == 1
     assert ce["compile_error"]["message"].endswith("(line 1)")
-    assert "lru.py" in ce["compile_error"]["traceback"] and str(tmp_path) not in \
-        ce["compile_error"]["traceback"]
-    monkeypatch.setattr(r, "BROWSER_MISSING", r.BROWSER_MISSING | {"not_in_this_browser"})
-    res = run("import not_in_this_browser\n", expected, tmp_path)
-    assert res["verdict"] == "unsupported" and "Submit" in res["unsupported"]
+    assert "lru.py" in ce["compile_error"]["traceback"]
+    assert "/" not in ce["compile_error"]["traceback"]  # no folder of the page's
+    assert all(t["verdict"] == "NR" for t in ce["tests"]) and len(ce["tests"]) == len(expected)
+    assert missing["verdict"] == "unsupported" and "Submit" in missing["unsupported"]
 
 
 def test_observation_comparison_rules():
-    assert r.same_value(1.0, 1.0 + 1e-9) and not r.same_value(1.0, 1.1)
-    assert not r.same_value(True, 1) and not r.same_value(1, True)
-    assert r.same_value(r.to_json_data((1, [2, (3,)])), [1, [2, [3]]])
-    with pytest.raises(TypeError, match="JSON data"):
-        r.to_json_data({1, 2})
-    with pytest.raises(TypeError, match="not a str"):
-        r.to_json_data({1: "x"})
-    exp = [["a", 1], ["b", 2]]
-    assert r.first_divergence(exp, [["a", 1]], complete=False) is None
-    assert r.first_divergence(exp, [["a", 1]], complete=True)["label"] == "b"
-    assert r.first_divergence(exp, [["a", 1], ["c", 2]], complete=True)["label"] == "b"
-    assert r.first_divergence(exp, exp + [["c", 3]], complete=True)["got"] == 3
+    """The page compares with the server's own rules (judge/compare.py, runner/events.py)."""
+    assert first_difference(1.0, 1.0 + 1e-9) is None and first_difference(1.0, 1.1) == ""
+    assert first_difference(True, 1) == "" and first_difference(1, True) == ""
+    assert first_difference(to_json_data((1, [2, (3,)])), [1, [2, [3]]]) is None
+    with pytest.raises(ObservationError, match="JSON data"):
+        to_json_data({1, 2})
+    with pytest.raises(ObservationError, match="keys must be str"):
+        to_json_data({1: "x"})
+    exp = [{"label": "a", "value": 1}, {"label": "b", "value": 2}]
+    assert compare(exp, exp[:1], partial=True) is None
+    assert compare(exp, exp[:1]).label == "b"
+    assert compare(exp, [exp[0], {"label": "c", "value": 2}]).label == "b"
+    assert compare(exp, exp + [{"label": "c", "value": 3}]).got == 3
 
 
 # ---------------------------------------------------------------- Run and Submit agree on CE
@@ -89,8 +110,7 @@ HERE = f"{sys.version_info[0]}.{sys.version_info[1]}"
 
 
 def page_run(source: str, tmp_path, python=None) -> dict:
-    return r.run({"workdir": str(tmp_path / "w"), "module": "lru", "source": source,
-                  "tests": TESTS, "handbook": HANDBOOK, "expected": None, "python": python})
+    return run(source, None, python)
 
 
 def server_grade(source: str, tmp_path) -> dict:
@@ -142,7 +162,7 @@ def test_the_grading_grammar_is_checked_when_the_page_is_newer(tmp_path):
     assert plain["verdict"] == "CE" and plain["compile_error"]["line"] == 1
     assert "hint" not in plain["compile_error"]
     # The grading Python's own version: nothing to check beyond compile().
-    assert r.first_syntax_error(source, "lru.py", HERE) == (None, False)
+    assert first_syntax_error(source, "lru.py", HERE) == (None, False)
 
 
 def _newer_python() -> str | None:
@@ -186,13 +206,13 @@ def test_newer_fstrings_are_judged_by_the_grading_grammar(tmp_path):
         pytest.skip("no Python >= 3.12 on PATH")
     script = tmp_path / "probe.py"
     script.write_text(
-        "import json, sys\nsys.path.insert(0, sys.argv[1])\nimport kvp_runner\n"
+        "import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom judge import syntax\n"
         "cases = json.loads(sys.stdin.read())\nout = {}\n"
         "for k, src in cases.items():\n"
-        "    e, only = kvp_runner.first_syntax_error(src, 'lru.py', '3.11')\n"
+        "    e, only = syntax.first_syntax_error(src, 'lru.py', '3.11')\n"
         "    out[k] = None if e is None else [e.lineno, only]\n"
         "print(json.dumps(out))\n")
-    proc = subprocess.run([newer, str(script), str(Path(r.__file__).parent)],
+    proc = subprocess.run([newer, str(script), str(default_root() / "page")],
                           input=json.dumps(FSTRINGS), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     got = json.loads(proc.stdout)
