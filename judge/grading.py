@@ -32,6 +32,7 @@ from .suite_run import run_suite
 from .syntax import check as syntax_check
 from .verdict import Verdict, overall
 from .view import View
+from .vocabulary import Event
 
 log = logging.getLogger("judge")
 
@@ -44,7 +45,7 @@ class _Emitter:
         if self.on_event is None:
             return
         with self.lock:
-            if event["type"] == "test_finished":
+            if event["type"] == Event.TEST_FINISHED:
                 if event["test"] in self.finished:
                     return
                 self.finished.add(event["test"])
@@ -92,7 +93,7 @@ def grade(problem: Problem | str, source: str, *, suite: str = "all", device: st
         log.exception("grading %s failed", problem.name)
         report = g.internal_error(f"{type(exc).__name__}: {exc}")
     report.timings["total_s"] = round(time.perf_counter() - t0, 4)
-    g.emit({"type": "done", "verdict": str(report.verdict), "score": report.score})
+    g.emit({"type": Event.DONE, "verdict": str(report.verdict), "score": report.score})
     return report
 
 
@@ -169,7 +170,7 @@ class _Grading:
         limits = {s: TimeLimits.from_reference(self.problem.limits, ref[s], ref_tests[s])
                   for s in ref_tests}
         for s, names in ref_tests.items():
-            self.emit({"type": "suite_started", "suite": s, "tests": list(names)})
+            self.emit({"type": Event.SUITE_STARTED, "suite": s, "tests": list(names)})
         t = time.perf_counter()
         with View(self.problem) as view:
             sub = view.submission("student", self.source)
@@ -230,13 +231,13 @@ class _Grading:
                 if name not in ref_tests:
                     continue
                 if ev["ev"] == "test_started":
-                    say({"type": "test_started", "test": name})
+                    say({"type": Event.TEST_STARTED, "test": name})
                 elif ev["ev"] == "test_finished":
                     rec = run.log.tests.get(ev["test"])
                     r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
                     if self.fail_fast and r.verdict.counts and not r.verdict.passed:
                         self.stop.set()
-                    say({"type": "test_finished", "test": name,
+                    say({"type": Event.TEST_FINISHED, "test": name,
                          "verdict": str(r.verdict), "time_s": r.to_dict()["time_s"]})
 
         run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
@@ -245,7 +246,7 @@ class _Grading:
                         stop=self.stop if self.fail_fast else None)
         for event in held or ():
             self.emit(event)
-        self.emit({"type": "suite_finished", "suite": suite})
+        self.emit({"type": Event.SUITE_FINISHED, "suite": suite})
         return run
 
     def _judge(self, runs: dict, ref_tests: dict, limits: dict[str, TimeLimits]) -> Report:
@@ -292,7 +293,7 @@ class _Grading:
                     r = TestResult(name, suite, Verdict.NR, weight=r.weight,
                                    failure=Failure("not_run", hidden=hidden))
                 tests.append(r)
-                self.emit({"type": "test_finished", "test": name, "verdict": str(r.verdict),
+                self.emit({"type": Event.TEST_FINISHED, "test": name, "verdict": str(r.verdict),
                            "time_s": r.to_dict()["time_s"]})
         if internal is not None:
             return self.internal_error(internal)

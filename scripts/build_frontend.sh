@@ -23,6 +23,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund --loglevel=error
 fi
 
+echo "== the judge's vocabulary -> web/frontend/src/vocabulary.js"
+(cd "$repo" && "$python" -m judge.vocabulary > "$front/src/vocabulary.js.tmp")
+mv "$front/src/vocabulary.js.tmp" "$front/src/vocabulary.js"
+
 echo "== esbuild bundle -> web/static/dist/"
 rm -rf "$static/dist"
 node build.mjs

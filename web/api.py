@@ -14,6 +14,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
+from judge.vocabulary import Event
+
 from .db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
 from .edge import MAX_ROW_ID
 from .errors import ApiError
@@ -221,7 +223,8 @@ async def create_submission(request: Request) -> JSONResponse:
             s.add(sub)
             s.flush()
             position = ctx.db.queue_position(s, sub)
-            ctx.db.add_event(s, sub.id, "queued", {"type": "queued", "queue_position": position})
+            ctx.db.add_event(s, sub.id, Event.QUEUED, {"type": Event.QUEUED,
+                                                   "queue_position": position})
             s.commit()
             return sub.id, position
 
@@ -317,18 +320,19 @@ async def submission_events(request: Request, submission_id: RowId) -> Streaming
             rows, status, position = await anyio.to_thread.run_sync(poll, last_id)
             for eid, type_, data, attempt in rows:
                 data = dict(data, type=type_, attempt=attempt)
-                if type_ == "queued":
+                if type_ == Event.QUEUED:
                     sent_position = data.get("queue_position")
                 yield f"id: {eid}\nevent: {type_}\ndata: {json.dumps(data)}\n\n"
                 last_id = eid
-                if type_ == "done":
+                if type_ == Event.DONE:
                     return
             if status == QUEUED and position != sent_position:
                 sent_position = position
-                yield f"event: position\ndata: {json.dumps({'type': 'position', 'queue_position': position})}\n\n"
+                data = {"type": Event.POSITION, "queue_position": position}
+                yield f"event: {Event.POSITION}\ndata: {json.dumps(data)}\n\n"
             if status == DONE and not rows:
                 # Done without a "done" row (should not happen): end the stream anyway.
-                yield f"event: done\ndata: {json.dumps({'type': 'done'})}\n\n"
+                yield f"event: {Event.DONE}\ndata: {json.dumps({'type': Event.DONE})}\n\n"
                 return
             if rows:
                 quiet_since = time.monotonic()

@@ -16,6 +16,8 @@ from typing import Callable
 
 import httpx
 
+from judge.vocabulary import Event
+
 __all__ = ["RemoteError", "PlatformClient"]
 
 
@@ -102,9 +104,9 @@ class PlatformClient:
                         raise RemoteError(_explain(resp))
                     for event_id, data in _sse(resp.iter_lines()):
                         last_id = event_id or last_id
-                        if on_event is not None and data.get("type") != "done":
+                        if on_event is not None and data.get("type") != Event.DONE:
                             on_event(data)
-                        if data.get("type") == "done":
+                        if data.get("type") == Event.DONE:
                             return self.report(submission_id)
             except (httpx.TransportError, httpx.StreamError):
                 time.sleep(1.0)  # the server restarted or the connection dropped: resume

@@ -23,6 +23,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
+from judge.vocabulary import Event
+
 QUEUED, RUNNING, DONE = "queued", "running", "done"
 LIVE, REGRADE, PARITY = "live", "regrade", "parity"
 LIVE_PRIORITY, REGRADE_PRIORITY = 10, 0   # higher is graded first
@@ -264,7 +266,7 @@ class Database:
                         graded_by=worker)
                 .execution_options(synchronize_session=False))
             if res.rowcount == 1:
-                self.add_event(s, submission_id, "done",
+                self.add_event(s, submission_id, Event.DONE,
                                {"verdict": report.get("verdict"), "score": report.get("score")},
                                attempt)
             s.commit()
@@ -286,7 +288,7 @@ class Database:
                     .execution_options(synchronize_session=False))
                 if res.rowcount == 1:
                     requeued.append(sid)
-                    self.add_event(s, sid, "requeued",
+                    self.add_event(s, sid, Event.REQUEUED,
                                    {"reason": "the worker grading it stopped answering"})
             s.commit()
             return requeued

@@ -25,11 +25,12 @@ import uuid
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from .db import Database, Submission
-from judge.report import platform_error_report
-
-from .grading import Grader
 from judge.problem import ProblemBank
+from judge.report import platform_error_report
+from judge.vocabulary import Event
+
+from .db import Database, Submission
+from .grading import Grader
 from .settings import Settings
 from . import workers
 
@@ -73,7 +74,7 @@ def take_job(db: Database, settings: Settings, catalog: ProblemBank, submission_
     with db.session() as s:
         sub = s.get(Submission, submission_id)
         problem_id, code, needs = sub.problem_id, sub.code, sub.requires_device
-        db.add_event(s, submission_id, "running", {"attempt": attempt, "worker": worker_id},
+        db.add_event(s, submission_id, Event.RUNNING, {"attempt": attempt, "worker": worker_id},
                      attempt)
         s.commit()
     workers.set_status(db, worker_id, "grading", submission_id)
@@ -162,7 +163,7 @@ def run_job(backend: JobBackend, catalog: ProblemBank, grader: Grader, submissio
     beat.start()
 
     def on_event(ev: dict) -> None:
-        if beat.lost or not isinstance(ev, dict) or ev.get("type") == "done":
+        if beat.lost or not isinstance(ev, dict) or ev.get("type") == Event.DONE:
             return  # the stored "done" event is written together with the report
         try:
             backend.event(claim, ev)

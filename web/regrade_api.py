@@ -11,6 +11,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
+from judge.vocabulary import Event
+
 from .request_input import RowId, body_doc, errors_doc, json_body
 from .db import LIVE_PRIORITY, PARITY, QUEUED, Submission
 from .errors import ApiError
@@ -124,7 +126,7 @@ async def start_parity(request: Request) -> dict:
                              requires_device="cuda")
             s.add(sub)
             s.flush()
-            ctx.db.add_event(s, sub.id, "queued", {"type": "queued", "device": "cuda"})
+            ctx.db.add_event(s, sub.id, Event.QUEUED, {"type": Event.QUEUED, "device": "cuda"})
             s.commit()
             sid = sub.id
         try:

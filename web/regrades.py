@@ -17,6 +17,8 @@ from typing import Callable
 
 from sqlalchemy import func, select
 
+from judge.vocabulary import Event
+
 from .db import (
     DONE, LIVE, QUEUED, REGRADE, REGRADE_PRIORITY, Database, Regrade, RegradeItem, Submission,
     Visitor, utcnow,
@@ -69,7 +71,7 @@ def start(db: Database, problem_id: str,
                              requires_device=orig.requires_device)
             s.add(job)
             s.flush()
-            db.add_event(s, job.id, "queued", {"type": "queued", "regrade": rg.id})
+            db.add_event(s, job.id, Event.QUEUED, {"type": Event.QUEUED, "regrade": rg.id})
             s.add(RegradeItem(regrade_id=rg.id, visitor_id=visitor_id, submission_id=sid,
                               job_id=job.id, old_verdict=orig.verdict, old_score=orig.score))
             jobs.append((job.id, job.requires_device))
@@ -151,7 +153,7 @@ def approve(db: Database, regrade_id: int) -> dict:
             if orig is None or job is None or job.report_json is None:
                 continue
             orig.report_json, orig.verdict, orig.score = job.report_json, job.verdict, job.score
-            db.add_event(s, orig.id, "regraded", {"regrade": regrade_id,
+            db.add_event(s, orig.id, Event.REGRADED, {"regrade": regrade_id,
                                                   "from": item.old_verdict, "to": job.verdict})
         rg.status, rg.decided_at = APPROVED, utcnow()
         s.commit()

@@ -19,6 +19,8 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
+from judge.vocabulary import Event
+
 from .request_input import RowId
 from .db import WorkerRow
 from .edge import worker_token_refusal
@@ -149,7 +151,7 @@ def events(request: Request, submission_id: RowId, body: EventsIn) -> dict:
         return {"stored": 0, "held": False}
     with db.session() as s:
         for ev in body.events:
-            if ev.get("type") == "done":
+            if ev.get("type") == Event.DONE:
                 continue
             db.add_event(s, submission_id, str(ev.get("type", "event"))[:32], ev, body.attempt)
         s.commit()

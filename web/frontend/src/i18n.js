@@ -1,13 +1,9 @@
-// The page's own words in the visitor's language (the <html lang> the server chose).
+// The page's own words in the visitor's language (the <html lang> the server chose); the
+// verdicts' names come from the judge's one table (vocabulary.js, generated).
+import { VERDICT_NAMES } from "./vocabulary.js";
+
 const ZH = {
-  AC: "通过",
-  WA: "答案错误",
-  RE: "运行错误",
-  TLE: "超出时间限制",
-  MLE: "超出内存限制",
-  OLE: "输出超限",
-  CE: "编译错误",
-  IE: "评测内部错误（评测系统的问题）",
+  ...VERDICT_NAMES.zh,
   skipped: "浏览器中跳过",
   unsupported: "无法在浏览器中运行",
   "expected (reference)": "期望（参考答案）",
@@ -79,6 +75,12 @@ const ZH = {
   reference: "参考答案",
   "your pool": "你的缓存池",
   "the numbers": "具体数值",
+  // the page's rough edges 6-12 (issue 12)
+  "Connection to the server lost: reconnecting (next try in {s} s)… Your submission is kept; its verdict appears here once the server is back.":
+    "与服务器的连接已断开：正在重连（{s} 秒后重试）… 你的提交已保存，服务器恢复后判定会显示在这里。",
+  "Code editor": "代码编辑器",
+  "Load this code into the editor": "把这份代码载入编辑器",
+  "Replace your current draft of this problem with this submission's code?": "用这次提交的代码替换你在这道题上的当前草稿吗？",
 };
 
 const lang = (document.documentElement.lang || "en").toLowerCase().startsWith("zh") ? "zh" : "en";

@@ -1,0 +1,66 @@
+"""Event and verdict names are defined once (judge.vocabulary, judge.verdict); the browser's
+copy (web/frontend/src/vocabulary.js) is generated from them and committed equal."""
+
+import ast
+import re
+from pathlib import Path
+
+from judge.verdict import NAMES, Verdict, describe
+from judge.vocabulary import STREAM_ORDER, Event, to_javascript
+
+REPO = Path(__file__).resolve().parent.parent
+FRONT = REPO / "web" / "frontend" / "src"
+
+
+def test_the_committed_vocabulary_js_is_the_generated_one():
+    assert (FRONT / "vocabulary.js").read_text(encoding="utf-8") == to_javascript(), \
+        "run: python -m judge.vocabulary > web/frontend/src/vocabulary.js"
+
+
+def test_the_front_end_build_writes_it():
+    script = (REPO / "scripts" / "build_frontend.sh").read_text()
+    assert "-m judge.vocabulary" in script and "vocabulary.js" in script
+    assert script.index("judge.vocabulary") < script.index("node build.mjs")
+
+
+def test_the_page_takes_verdict_names_from_the_one_table():
+    i18n = (FRONT / "i18n.js").read_text(encoding="utf-8")
+    assert 'from "./vocabulary.js"' in i18n and "...VERDICT_NAMES.zh" in i18n
+    own = re.search(r"const ZH = \{(.*?)\n\};", i18n, re.S).group(1)
+    assert not re.search(r"^\s*(AC|WA|RE|TLE|MLE|OLE|CE|IE|NR|SKIP)\s*:", own, re.M)
+
+
+def test_every_verdict_has_a_name_in_every_language():
+    for lang in ("en", "zh"):
+        assert set(NAMES[lang]) == {v.value for v in Verdict}
+    assert describe("CE", "zh") == NAMES["zh"]["CE"]
+
+
+def test_events_are_strings_on_the_wire():
+    import json
+    assert json.dumps({"type": Event.DONE}) == '{"type": "done"}' and f"{Event.QUEUED}" == "queued"
+    assert STREAM_ORDER[0] is Event.QUEUED and STREAM_ORDER[-1] is Event.DONE
+
+
+def _bare_event_strings(path: Path) -> list[int]:
+    """Lines where an event name is spelt out as a "type" value or an event row's name."""
+    names = {e.value for e in Event}
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    hits = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            for k, v in zip(node.keys, node.values):
+                if isinstance(k, ast.Constant) and k.value == "type" and \
+                        isinstance(v, ast.Constant) and v.value in names:
+                    hits.append(node.lineno)
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_event":
+            hits += [a.lineno for a in node.args
+                     if isinstance(a, ast.Constant) and a.value in names]
+    return hits
+
+
+def test_python_code_names_events_through_the_vocabulary():
+    files = list((REPO / "web").rglob("*.py")) + list((REPO / "judge").glob("*.py"))
+    found = {p.relative_to(REPO).as_posix(): lines for p in files
+             if (lines := _bare_event_strings(p))}
+    assert found == {}
