@@ -7,12 +7,10 @@
     judge import PATH... [--number N]  problems in the handbook's format (judge/importer.py)
     judge list [--json]
     judge doctor [--json]
-    judge serve [--host H] [--port P] [--data DIR] [--workers N] ...   the web platform
-    judge worker [--data DIR] [--workers N] ...                         grading workers only
-    judge serve --queue redis://H:P/N --db postgresql://... --worker-token T  distributed
-    judge worker --queue redis://H:P/N --server http://H:8000 [--device auto|cpu|cuda]
-    judge regrade PROBLEM [--server URL | --db URL]      re-grade; the diff awaits approval
-    judge parity PROBLEM FILE [--server URL]             CPU here vs a GPU worker: PARITY?
+
+The `judge` console script (web/cli.py `judge_main`, `python -m web`) also has the web
+platform's verbs (serve, worker, regrade, parity) and hands these to `main` here; `python -m
+judge` has these only. Nothing here imports the web platform.
 
 Exit status: 0 on success (grade: only on AC), 1 on a failed grade/check, 2 on bad usage.
 """
@@ -31,7 +29,9 @@ from .problem import ProblemError, list_problems, load_problem
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(front_end_verbs: dict[str, str] | None = None) -> argparse.ArgumentParser:
+    """The core's verbs, plus `front_end_verbs` ({verb: help}), listed in --help only: the
+    front end that passes them handles them before this parser sees them."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--lang", choices=["en", "zh"], help="language of the messages")
     common.add_argument("--problems", metavar="DIR",
@@ -64,10 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
     ls.add_argument("--json", action="store_true")
     d = sub.add_parser("doctor", parents=[common], help="what this machine can run")
     d.add_argument("--json", action="store_true")
-    for name, what in (("serve", "run the web platform (site, API, embedded workers)"),
-                       ("worker", "run grading workers only (--server URL: on another host)"),
-                       ("regrade", "re-grade every student's latest submission of a problem"),
-                       ("parity", "grade a file on CPU and on a GPU worker, compare")):
+    for name, what in (front_end_verbs or {}).items():
         w = sub.add_parser(name, help=what, add_help=False)
         w.add_argument("rest", nargs=argparse.REMAINDER)
     return p
@@ -162,16 +159,15 @@ def cmd_doctor(args, con: Console) -> int:
 
 COMMANDS = {"grade": cmd_grade, "check": cmd_check, "new": cmd_new, "list": cmd_list,
             "doctor": cmd_doctor, "import": main_import}
-WEB_COMMANDS = ("serve", "worker", "regrade", "parity")
 
 
-def main(argv=None) -> int:
+def main(argv=None, *, front_end_verbs: dict[str, str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv and argv[0] in WEB_COMMANDS:
-        # The web front end owns these commands and their options; the core only hands over.
-        from web.cli import main as web_main
-        return web_main(argv)
-    args = build_parser().parse_args(argv)
+    args = build_parser(front_end_verbs).parse_args(argv)
+    if args.command not in COMMANDS:
+        print(f"judge: `{args.command}` belongs to a front end: run it with the `judge` "
+              "console script", file=sys.stderr)
+        return EXIT_USAGE
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     con = Console(args.lang)
     try:

@@ -27,8 +27,11 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+# This file is named like the package it uses: its own folder (put first by Python, or named in
+# PYTHONPATH) would make `import judge` import this file. The repository goes first instead.
+_HERE = Path(__file__).resolve().parent
+sys.path[:] = [str(REPO)] + [p for p in sys.path
+                             if Path(p or os.curdir).resolve() not in (_HERE, REPO)]
 
 from judge.console import Console, Progress, print_check, print_doctor, print_report  # noqa: E402
 from judge.problem import ProblemError, list_problems, load_problem  # noqa: E402

@@ -120,7 +120,7 @@ def test_live_submissions_go_before_regrades(tmp_path, server, pg_url, redis_srv
 
 def _parity(server, path, *extra):
     return subprocess.run(
-        [sys.executable, "-m", "judge.cli", "parity", "901", str(path), "--server", server.url,
+        [sys.executable, "-m", "web", "parity", "901", str(path), "--server", server.url,
          "--token", INSTRUCTOR_TOKEN, "--problems", str(FIXTURES / "problems"), *extra],
         cwd=REPO, capture_output=True, text=True, timeout=300)
 

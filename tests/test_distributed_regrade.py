@@ -18,7 +18,7 @@ PACED = "tests.distributed_graders:paced"
 
 
 def _regrade(*args):
-    return subprocess.run([sys.executable, "-m", "judge.cli", "regrade", "901", *args],
+    return subprocess.run([sys.executable, "-m", "web", "regrade", "901", *args],
                           cwd=REPO, capture_output=True, text=True, timeout=300,
                           env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO),
                                "KVPRACTICE_INSTRUCTOR_TOKEN": INSTRUCTOR_TOKEN})

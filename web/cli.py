@@ -1,4 +1,5 @@
-"""Command line of the web platform.
+"""Command line of the web platform: the `judge` console script's serve, worker, regrade and parity
+(`judge_main` hands the core's verbs to judge.cli).
 
     python -m web.cli serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--workers N]
     python -m web.cli worker [--data DIR] [--workers N]     # extra grading processes
@@ -235,8 +236,25 @@ def remote_worker(args) -> int:
     return w.run()
 
 
+# The `judge` console script's verbs that live here; the rest are the grading core's.
+JUDGE_VERBS = {"serve": "run the web platform (site, API, embedded workers)",
+               "worker": "run grading workers only (--server URL: on another host)",
+               "regrade": "re-grade every student's latest submission of a problem",
+               "parity": "grade a file on CPU and on a GPU worker, compare"}
+
+
+def judge_main(argv: list[str] | None = None) -> int:
+    """The `judge` console script (and `python -m web`): the platform's verbs here, the core's
+    (grade, check, new, import, list, doctor) in judge.cli, with the same options as ever."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in JUDGE_VERBS:
+        return main(argv)
+    from judge.cli import main as core_main
+    return core_main(argv, front_end_verbs=JUDGE_VERBS)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m web.cli", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="judge", description=__doc__.split("\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     ps = sub.add_parser("serve", help="the site, the API and embedded grading workers")
     ps.add_argument("--host", default="127.0.0.1")
