@@ -68,7 +68,6 @@ const ZH = {
   "Stopped after {s} s: you pressed Stop. Python was restarted.": "{s} 秒后停止：你按了“停止”。Python 已重启。",
   "The public tests Run executes in your browser (the hidden tests are not shown).": "“运行”在你的浏览器中执行的公开测试（隐藏测试不显示）。",
   "The chapter's experiment": "本章的实验",
-  "Tokens computed per turn of the chapter's multi-turn chat, for each run.": "本章多轮对话实验中每一轮需要计算的 token 数，每种配置一条线。",
   "Tokens computed per turn": "每轮计算的 token 数",
   turn: "轮",
   run: "配置",

@@ -96,7 +96,5 @@ export function showExperiment(section, experiment, yours = null) {
   const series = experimentSeries(experiment, yours);
   section.hidden = !series.length;
   if (!series.length) return;
-  section.replaceChildren(el("h2", {}, tr("The chapter's experiment")),
-    el("p", { class: "note" }, tr("Tokens computed per turn of the chapter's multi-turn chat, for each run.")),
-    renderExperimentChart(series));
+  section.replaceChildren(el("h2", {}, tr("The chapter's experiment")), renderExperimentChart(series));
 }
