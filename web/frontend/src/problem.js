@@ -1,6 +1,6 @@
 // The problem page: the editor, Run (public tests in the page's Python) and Submit (the server).
 import { EditorView, basicSetup } from "codemirror";
-import { python, pythonLanguage } from "@codemirror/lang-python";
+import { python, localCompletionSource, globalCompletion } from "@codemirror/lang-python";
 import { keymap } from "@codemirror/view";
 import { Prec } from "@codemirror/state";
 import { indentUnit } from "@codemirror/language";
@@ -8,7 +8,9 @@ import { indentWithTab } from "@codemirror/commands";
 import { linter, lintGutter } from "@codemirror/lint";
 import { PyWorker } from "./pyworker.js";
 import { signatureHelp } from "./signature.js";
-import { LiveProgress, followSubmission, renderReport, el } from "./render.js";
+import { LiveProgress, renderReport, el } from "./render.js";
+import { followSubmission } from "./follow.js";
+import { autocompletion } from "@codemirror/autocomplete";
 import { tr } from "./i18n.js";
 import { TestsTab, showExperiment, translateStatic } from "./panels.js";
 
@@ -64,7 +66,11 @@ const view = new EditorView({
     indentUnit.of("    "),
     keymap.of([indentWithTab]),
     Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => (runTests(), true) }, { key: "Mod-s", run: () => (saveDraft(), true) }])),
-    pythonLanguage.data.of({ autocomplete: jediCompletions }),
+    // jedi's answer alone when it has one: the language's own sources would add builtins and
+    // repeat the names jedi already gives (issue 12).
+    autocompletion({ override: [pageCompletions] }),
+    // the textbox's accessible name (the wrapper's label does not reach the contenteditable)
+    EditorView.contentAttributes.of({ "aria-label": $("editor").getAttribute("aria-label") || tr("Code editor") }),
     linter(syntaxErrors, { delay: 400 }),
     lintGutter(),
     signatureHelp(py),
@@ -86,24 +92,51 @@ function setCode(text) {
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
 }
 function saveDraft() {
+  clearTimeout(saveTimer);
   const text = code();
   if (text === starter) localStorage.removeItem(draftKey);
   else localStorage.setItem(draftKey, text);
 }
+// The 400 ms pause before saving must not lose an edit to a reload or a closed tab.
+addEventListener("pagehide", saveDraft);
+addEventListener("beforeunload", saveDraft);
+document.addEventListener("visibilitychange", () => {
+  if (document.visibilityState === "hidden") saveDraft();
+});
 
-async function jediCompletions(ctx) {
+// Private names after public ones, dunders last, whatever CodeMirror's match score says.
+function nameBoost(label) {
+  if (label.startsWith("__")) return -99;
+  return label.startsWith("_") ? -50 : 0;
+}
+
+async function pageCompletions(ctx) {
   const word = ctx.matchBefore(/[\w.]*/);
-  if (!py.editorReady || (!ctx.explicit && (!word || word.from === word.to))) return null;
+  if (!ctx.explicit && (!word || word.from === word.to)) return null;
+  if (!py.editorReady) return fallbackCompletions(ctx); // until jedi has loaded
   const pos = ctx.pos;
   const line = ctx.state.doc.lineAt(pos);
   const items = await py.ask("complete", { code: ctx.state.doc.toString(), line: line.number, col: pos - line.from }, 5000);
-  if (!items || !items.length) return null;
+  if (items === null) return fallbackCompletions(ctx); // jedi did not answer in time
+  if (!items.length) return null;
+  const seen = new Set();
+  const options = [];
+  for (const c of items) {
+    if (seen.has(c.label)) continue;
+    seen.add(c.label);
+    options.push({ label: c.label, boost: nameBoost(c.label), type: { statement: "keyword", param: "variable", instance: "variable", path: "text" }[c.type] || c.type });
+  }
   const dot = word.text.lastIndexOf(".");
-  return {
-    from: dot >= 0 ? word.from + dot + 1 : word.from,
-    options: items.map((c) => ({ label: c.label, type: { statement: "keyword", param: "variable", instance: "variable", path: "text" }[c.type] || c.type })),
-    validFor: /^\w*$/,
-  };
+  return { from: dot >= 0 ? word.from + dot + 1 : word.from, options, validFor: /^\w*$/ };
+}
+
+// Without jedi: the names in this file, then the builtins, each once.
+async function fallbackCompletions(ctx) {
+  const parts = [await localCompletionSource(ctx), await globalCompletion(ctx)].filter(Boolean);
+  if (!parts.length) return null;
+  const seen = new Set();
+  const options = parts.flatMap((p) => p.options).filter((o) => !seen.has(o.label) && seen.add(o.label));
+  return { from: parts[0].from, options: options.map((o) => ({ ...o, boost: nameBoost(o.label) })), validFor: /^\w*$/ };
 }
 
 async function syntaxErrors(v) {
@@ -213,7 +246,8 @@ async function submit() {
     submitPanel.replaceChildren(link, live, box);
     const progress = new LiveProgress(live);
     progress.setStatus(`${tr("queued, position")} ${body.queue_position ?? "?"}`);
-    const data = await followSubmission(body.id, progress);
+    // The server gone mid-grading: Submit works again at once, the verdict comes when it is back.
+    const data = await followSubmission(body.id, progress, () => {}, { onLost: () => (submitBtn.disabled = false) });
     timings.lastSubmitMs = performance.now() - started;
     live.remove();
     renderReport(box, data.report, { origin: "server", links });

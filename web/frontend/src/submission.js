@@ -1,5 +1,6 @@
 // The submission page: live progress until the server's verdict, then the report.
-import { LiveProgress, followSubmission, renderReport } from "./render.js";
+import { LiveProgress, renderReport } from "./render.js";
+import { followSubmission } from "./follow.js";
 import { tr } from "./i18n.js";
 
 const data = JSON.parse(document.getElementById("submission-data").textContent);
@@ -35,4 +36,17 @@ if (data.status === "done") {
       statusEl.className = "status s-running";
     }
   }).then(show);
+}
+
+// Back into the editor: the problem page opens its draft (localStorage, the key problem.js uses).
+const loadBtn = document.getElementById("load-code");
+if (loadBtn) {
+  loadBtn.addEventListener("click", () => {
+    const code = JSON.parse(document.getElementById("submission-code").textContent);
+    const key = `kvp:draft:${loadBtn.dataset.problem}`;
+    const draft = localStorage.getItem(key);
+    if (draft !== null && draft !== code && !confirm(tr("Replace your current draft of this problem with this submission's code?"))) return;
+    localStorage.setItem(key, code);
+    location.href = `/problems/${encodeURIComponent(loadBtn.dataset.problem)}`;
+  });
 }
