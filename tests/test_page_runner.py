@@ -240,3 +240,20 @@ def test_the_problem_api_names_the_grading_python(tmp_path, monkeypatch):
         monkeypatch.setenv("JUDGE_GRADING_PYTHON", "3.10")  # remote workers on another Python
         assert client.get("/api/problems/901").json()["grading_python"] == "3.10"
         assert "(Python 3.10)" in client.get("/problems/901").text
+
+
+def test_the_page_needs_only_the_files_it_lists():
+    """Every run here imports the runner in a child whose sys.path holds only `page_files()`,
+    pytest and the standard library (page_support.run_page also checks that no judge module
+    came from elsewhere); the same list is what the front-end build bundles."""
+    from judge.page_run import FILES_LIST, page_files
+
+    repo = Path(__file__).resolve().parent.parent
+    files = page_files()
+    assert all((repo / f).is_file() for f in files) and len(set(files)) == len(files)
+    assert {"judge/page_run.py", "judge/syntax.py", "judge/runner/plugin.py"} <= set(files)
+    runner = {f"judge/runner/{p.name}" for p in (repo / "judge/runner").glob("*.py")}
+    assert runner <= set(files)  # tests import any of them as judge_runner.*
+    assert Path(FILES_LIST).relative_to(repo).as_posix() in (
+        repo / "web/frontend/build.mjs").read_text()
+    assert run(ACCEPTED, None, HERE)["verdict"] == "AC"
