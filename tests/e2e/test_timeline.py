@@ -104,6 +104,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
 
     # The step slider from the keyboard: one step back leaves the marked step; the button returns.
     slider = page.locator(".submit-result .tl-slider")
+    assert "first difference" in slider.get_attribute("aria-valuetext")
     slider.focus()
     page.keyboard.press("ArrowLeft")
     back = _picture(page, ".submit-result")

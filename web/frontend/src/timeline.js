@@ -89,6 +89,7 @@ export function renderTimeline(trace, { where = null } = {}) {
     slider.value = String(k);
     root.dataset.step = String(r.i);
     pos.textContent = tr("step {i} of {n}", { i: r.i + 1, n: rows[count - 1].i + 1 });
+    slider.setAttribute("aria-valuetext", `${pos.textContent}: ${callText(r.expected || r.got)}${k === diverge ? ` (${tr("first difference")})` : ""}`);
     stepButtons.forEach((b, j) => {
       b.classList.toggle("current", j === k);
       b.setAttribute("aria-current", j === k ? "step" : "false");
