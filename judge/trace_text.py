@@ -6,6 +6,7 @@ marked (`*`, and red when colored)."""
 from __future__ import annotations
 
 import json
+import unicodedata
 from typing import Callable
 
 MESSAGES = {
@@ -25,6 +26,10 @@ MESSAGES = {
 
 
 WIDTH = 100
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def _text(value) -> str:
@@ -117,7 +122,7 @@ def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
         lines.append("  " + t["more"].format(n=len(steps) - len(shown)))
     diverges = trace.get("diverges_at")
     before = None
-    pad = max(len(t["expected"]), len(t["got"]))
+    pad = max(_width(t["expected"]), _width(t["got"]))
     for i in shown:
         e, g = expected.get(i), got.get(i)
         if i != diverges and e is not None and e == g:
@@ -129,13 +134,13 @@ def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
         lines.append(paint(f"  >{i:>3}") + "  " + t["expected"] + " / " + t["got"] + ":")
         mark = _differing(e, g)
         for name, step in ((t["expected"], e), (t["got"], g)):
-            head = f"        {name}:{' ' * (pad - len(name))} "
+            head = f"        {name}:{' ' * (pad - _width(name))} "
             if step is None:
                 lines.append(head + t["none"])
                 continue
-            body = _step_lines(step, mark, paint, len(head), before)
+            body = _step_lines(step, mark, paint, _width(head), before)
             lines.append(head + body[0])
-            lines += [" " * len(head) + b for b in body[1:]]
+            lines += [" " * _width(head) + b for b in body[1:]]
         before = dict(_state_parts((e or g or {}).get("state")))
     if diverges is None:
         lines.append(t["agree"])
