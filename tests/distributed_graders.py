@@ -44,7 +44,7 @@ def hang(problem, source, on_event) -> dict:
 
 
 def pretend_gpu(problem, source, on_event) -> dict:
-    from web.grading import judge_grader
+    from web.jobs.graders import judge_grader
 
     report = judge_grader(problem, source, on_event)
     report["provenance"].update(device="cuda", gpu_name="Pretend GPU (test)")

@@ -298,7 +298,7 @@ class Student:
 
 def rows(db_url: str):
     """{id: Submission row} of every submission, straight from the database."""
-    from web.db import Database, Submission
+    from web.store.db import Database, Submission
     db = Database(db_url)
     try:
         with db.session() as s:
@@ -309,7 +309,7 @@ def rows(db_url: str):
 
 def done_event_counts(db_url: str) -> dict[int, int]:
     from sqlalchemy import func, select
-    from web.db import Database, SubmissionEvent
+    from web.store.db import Database, SubmissionEvent
     db = Database(db_url)
     try:
         with db.session() as s:

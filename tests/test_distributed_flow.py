@@ -81,8 +81,8 @@ def test_worker_api_needs_the_worker_token(server):
 
 
 def test_live_submissions_go_before_regrades(tmp_path, server, pg_url, redis_srv):
-    from web.db import Database
-    from web import regrades
+    from web.store.db import Database
+    from web.jobs import regrades
 
     # Ten students with a graded submission each ...
     first = Worker(tmp_path, redis_srv.url(), server.url, grader=PACED, name="w0",

@@ -315,7 +315,7 @@ def _wait_done(client, sid, timeout=60.0):
 
 def test_graded_on_the_web_and_the_explanation_waits_for_an_ac(bank, tmp_path):
     from web.app import create_app
-    from web.grading import judge_grader
+    from web.jobs.graders import judge_grader
 
     app = create_app(_settings(bank, tmp_path), grader=judge_grader, workers=1)
     with TestClient(app) as c:
@@ -344,10 +344,11 @@ def test_graded_on_the_web_and_the_explanation_waits_for_an_ac(bank, tmp_path):
 def test_graded_by_a_remote_worker(bank, tmp_path):
     """The remote worker's half (its warm grader, ApiBackend, run_job) against the API."""
     from web.app import create_app
-    from web.grading import WarmGrader
-    from web.job_runner import run_job
+    from web.jobs.graders import WarmGrader
+    from web.jobs.runner import run_job
     from judge.problem import ProblemBank
-    from web.worker_client import ApiBackend, WorkerClient
+    from web.client import WorkerClient
+    from web.jobs.remote_backend import ApiBackend
 
     st = _settings(bank, tmp_path, worker_token="worker-secret")
     with TestClient(create_app(st, workers=0)) as c:

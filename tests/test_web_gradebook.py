@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from e2e.fake_grader import quick
 from test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
 from web.app import create_app
-from web.gradebook import gradebook_csv, safe_cell
+from web.store.gradebook import gradebook_csv, safe_cell
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 HOSTILE_NAME = "=HYPERLINK(\"http://evil\")"

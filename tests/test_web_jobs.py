@@ -14,8 +14,8 @@ from sqlalchemy import func, select
 
 from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from web.app import create_app
-from web.db import DONE, QUEUED, RUNNING, Database, Submission, SubmissionEvent, Visitor
-from web.jobs import JobSystem
+from web.store.db import DONE, QUEUED, RUNNING, Database, Submission, SubmissionEvent, Visitor
+from web.jobs.system import JobSystem
 from judge.problem import ProblemBank
 from web.settings import REPO_ROOT, Settings
 
@@ -150,7 +150,7 @@ def test_running_submission_of_a_dead_server_resumes_at_start(tmp_path):
     (sid,) = add_submissions(db, 1)
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
-    from web.jobs import HOST
+    from web.jobs.system import HOST
     assert db.claim(sid, f"{HOST}:{dead.pid}:Worker-1:abcd", lease_s=3600) == 1
     with TestClient(create_app(st, grader=quick, workers=1)):
         r = wait_for(lambda: (x := row(db, sid)).status == DONE and x, 20, "the resumed grading")

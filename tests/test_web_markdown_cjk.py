@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from web.markdown import render_markdown
+from web.pages.markdown import render_markdown
 
 REPO = Path(__file__).resolve().parents[1]
 CJK_NEWLINE_CJK = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]\n[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")

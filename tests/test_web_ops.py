@@ -12,12 +12,13 @@ from fastapi.testclient import TestClient
 
 from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from web.app import create_app
-from web.db import Database
-from web.job_runner import run_job
+from web.store.db import Database
+from web.jobs.runner import run_job
 from web.ops_cli import parity_diff
 from judge.problem import ProblemBank
 from web.settings import Settings
-from web.worker_client import ApiBackend, WorkerClient
+from web.client import WorkerClient
+from web.jobs.remote_backend import ApiBackend
 
 TOKEN, WTOKEN = "teacher-secret-token", "worker-secret-token"
 
@@ -62,7 +63,7 @@ def test_a_database_of_the_previous_version_gains_the_new_columns(tmp_path):
     db.create_all()
     db.create_all()  # twice: nothing left to add
     assert db.queued_jobs() == [(1, 10, None), (2, 10, None)]
-    from web.db import Submission
+    from web.store.db import Submission
     with db.session() as s:
         sub = s.get(Submission, 2)
         assert sub.kind == "live" and db.queue_position(s, sub) == 2

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import judge_main
+from web.cli import judge_main
 
 sys.exit(judge_main())

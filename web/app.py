@@ -6,7 +6,7 @@
 `grader` defaults to the grading core (`judge.grade`); `workers` (default 0) grading threads start
 with the app's lifespan, together with the lease reaper and the recovery of unfinished work.
 With `settings.queue_url` (redis://...) jobs go to Redis for workers on other hosts, which report
-through the worker API (`web.worker_api`, enabled by `settings.worker_token`).
+through the worker API (`web.api.workers`, enabled by `settings.worker_token`).
 """
 
 from __future__ import annotations
@@ -22,21 +22,18 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
-from .api import router as api_router
-from .instructor_api import router as instructor_router
-from .regrade_api import router as regrade_router
-from .worker_api import router as worker_router
-from .checks import ProblemChecks
-from .db import Database
-from .errors import install_error_handlers
-from .grading import Grader, judge_grader
-from .edge import EdgeGuard
-from .identity import VisitorCookieMiddleware
-from .jobs import JobSystem
-from .pages import render_error_page, router as pages_router
+from web.api import instructor, problems, regrade, submissions, visitors, workers as worker_api
+from web.jobs.checks import ProblemChecks
+from web.store.db import Database
+from web.api.errors import install_error_handlers
+from web.jobs.graders import Grader, judge_grader
+from web.api.edge import EdgeGuard
+from web.api.identity import VisitorCookieMiddleware
+from web.jobs.system import JobSystem
+from web.pages.routes import render_error_page, router as pages_router
 from judge.problem import ProblemBank
-from .settings import BUILD_COMMAND, STATIC_DIR, Settings
-from .throttle import ClientLimits
+from web.settings import BUILD_COMMAND, STATIC_DIR, Settings
+from web.api.throttle import ClientLimits
 
 log = logging.getLogger(__name__)
 
@@ -165,10 +162,8 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     )
     app.state.ctx = ctx
     install_error_handlers(app, render_error_page)
-    app.include_router(api_router)
-    app.include_router(instructor_router)
-    app.include_router(regrade_router)
-    app.include_router(worker_router)
+    for api in (problems, submissions, visitors, instructor, regrade, worker_api):
+        app.include_router(api.router)
     app.include_router(pages_router)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
     app.add_middleware(VisitorCookieMiddleware, secure=settings.cookie_secure)

@@ -29,7 +29,7 @@ import sys
 import threading
 from pathlib import Path
 
-from .settings import BUILD_COMMAND, Settings
+from web.settings import BUILD_COMMAND, Settings
 
 WEAK_SANDBOX_FLAG = "--allow-weak-sandbox"
 
@@ -121,8 +121,8 @@ def _settings(args) -> Settings:
 
 
 def serve(args) -> int:
-    from .app import create_app, front_end_build
-    from .grading import judge_available, load_grader
+    from web.app import create_app, front_end_build
+    from web.jobs.graders import judge_available, load_grader
 
     build = front_end_build()
     if not build["ok"] and not args.skip_build_check:
@@ -149,8 +149,8 @@ def serve(args) -> int:
     app = create_app(settings, grader=load_grader(args.grader), workers=workers)
 
     import uvicorn
-    from .db import engine_url
-    from .queue import redact_url
+    from web.store.db import engine_url
+    from web.jobs.queue import redact_url
     where = (f"queue {redact_url(settings.queue_url)}, database "
              f"{redact_url(engine_url(settings.db_url))}" if settings.distributed
              else f"data: {settings.data_dir}")
@@ -166,9 +166,9 @@ def worker(args) -> int:
         return remote_worker(args)
     if _refuse(args, "worker"):
         return 2
-    from .db import Database
-    from .grading import load_grader
-    from .jobs import JobSystem
+    from web.store.db import Database
+    from web.jobs.graders import load_grader
+    from web.jobs.system import JobSystem
     from judge.problem import ProblemBank
 
     settings = _settings(args)
@@ -189,9 +189,9 @@ def worker(args) -> int:
 
 def remote_worker(args) -> int:
     """`worker --server URL`: a worker on any host, no database credentials."""
-    from .grading import WarmGrader, judge_grader, load_grader
+    from web.jobs.graders import WarmGrader, judge_grader, load_grader
     from judge.problem import ProblemBank
-    from .remote_worker import RemoteWorker
+    from web.jobs.remote_worker import RemoteWorker
 
     if not args.queue:
         print("a remote worker needs --queue redis://HOST:PORT/N (the server's queue)",
@@ -282,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
     pw.add_argument("--no-warm", action="store_true", help="remote worker: skip preparing the "
                     "reference observations of every problem at start")
     pw.add_argument("--pretend-device", choices=["cpu", "cuda"], help=argparse.SUPPRESS)
-    from .ops_cli import add_parsers
+    from web.ops_cli import add_parsers
     add_parsers(sub)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: "

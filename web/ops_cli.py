@@ -56,19 +56,10 @@ def _client_args(p) -> None:
     p.add_argument("--json", action="store_true", help="print JSON only")
 
 
-class _Api:
-    def __init__(self, server: str, token: str | None):
-        import httpx
-        self.http = httpx.Client(base_url=server.rstrip("/"), timeout=30.0,
-                                 headers={"X-Instructor-Token": token or ""})
-
-    def __call__(self, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
-        resp = self.http.request(method, path, json=body)
-        try:
-            data = resp.json()
-        except ValueError:
-            data = {"error": {"code": "bad_response", "message": resp.text[:300]}}
-        return resp.status_code, data
+def _api(server: str, token: str | None):
+    """(status, body) of one call to the instructor API (the platform's one HTTP client)."""
+    from web.client import INSTRUCTOR_HEADER, ApiClient
+    return ApiClient(server, {INSTRUCTOR_HEADER: token or ""}).exchange
 
 
 def _token(args) -> str | None:
@@ -88,7 +79,7 @@ def regrade_cmd(args) -> int:
         return _fail("give --server or --db, not both", EXIT_USAGE)
     if args.db:
         return _regrade_db(args)
-    api = _Api(args.server or DEFAULT_SERVER, _token(args))
+    api = _api(args.server or DEFAULT_SERVER, _token(args))
     try:
         status, data = api("POST", "/api/instructor/regrades", {"problem": args.problem})
     except Exception as exc:
@@ -105,11 +96,11 @@ def regrade_cmd(args) -> int:
 
 
 def _regrade_db(args) -> int:
-    from .db import Database
+    from web.store.db import Database
     from judge.problem import ProblemBank
-    from .queue import JobQueue
-    from .settings import Settings
-    from . import regrades
+    from web.jobs.queue import JobQueue
+    from web.settings import Settings
+    from web.jobs import regrades
 
     st = Settings(**({"problems_dir": args.problems} if args.problems else {}))
     p = ProblemBank(st.problems_dir, st.reference_dir).get(args.problem)
@@ -181,7 +172,7 @@ def parity_cmd(args) -> int:
         source = Path(args.file).read_text(encoding="utf-8")
     except OSError as exc:
         return _fail(f"{args.file}: {exc.strerror}", EXIT_USAGE)
-    api = _Api(args.server, _token(args))
+    api = _api(args.server, _token(args))
     try:
         status, data = api("POST", "/api/instructor/parity", {"problem": args.problem,
                                                               "code": source})

@@ -1,7 +1,7 @@
 """A grading worker on any host: `judge worker --queue redis://... --server http://... `.
 
 It takes grading jobs from the Redis queue (Huey's storage) and does everything else through the
-server's worker API (`web.worker_api`): it registers its slots and device, sends heartbeats,
+server's worker API (`web.api.workers`): it registers its slots and device, sends heartbeats,
 claims each submission (getting its code and a lease), renews the lease while grading, sends the
 progress events and the Report. It holds no database credentials: the code it runs is untrusted.
 
@@ -9,7 +9,7 @@ progress events and the Report. It holds no database credentials: the code it ru
   (one per GPU: run one worker per GPU, with CUDA_VISIBLE_DEVICES) and also takes the jobs that
   require a GPU (parity checks). The reference stack is kept warm between jobs (`WarmGrader`).
 - Redis unreachable: each slot backs off (0.5 s doubling to 30 s, with jitter) and reconnects;
-  the server unreachable: claims and results are retried (`web.worker_client`).
+  the server unreachable: claims and results are retried (`web.jobs.remote_backend`).
 - SIGTERM/SIGINT: finish the jobs in progress, then leave; a second signal leaves at once (the
   leases then run out and the jobs are graded again elsewhere).
 """
@@ -24,11 +24,12 @@ import socket
 import threading
 import time
 
-from .grading import Grader
-from .job_runner import run_job
+from web.jobs.graders import Grader
+from web.jobs.runner import run_job
 from judge.problem import ProblemBank
-from .queue import JobQueue, redact_url
-from .worker_client import ApiBackend, ServerUnreachable, WorkerClient
+from web.jobs.queue import JobQueue, redact_url
+from web.client import ServerUnreachable, WorkerClient
+from web.jobs.remote_backend import ApiBackend
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 30.0

@@ -9,8 +9,8 @@ from typing import Annotated
 from fastapi import Path, Request
 from pydantic import BaseModel, ValidationError
 
-from .edge import MAX_ROW_ID
-from .errors import ERROR_SCHEMA, ApiError
+from web.api.edge import MAX_ROW_ID
+from web.api.errors import ERROR_SCHEMA, ApiError
 
 # A row id in a path: bounded, so that no number reaches the database as an overflow.
 RowId = Annotated[int, Path(ge=1, le=MAX_ROW_ID)]

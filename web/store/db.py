@@ -182,7 +182,7 @@ class Database:
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
 
     def create_all(self) -> None:
-        from .migrate import add_missing_columns
+        from web.store.migrate import add_missing_columns
         Base.metadata.create_all(self.engine)
         add_missing_columns(self.engine, Base.metadata)
 

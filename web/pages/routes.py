@@ -11,15 +11,15 @@ from sqlalchemy import select
 
 from judge.environment import grading_python
 
-from .api import submission_json
-from .instructor_api import overview
-from .instructor_text import instructor_text
-from .db import LIVE, Submission, Visitor
-from .gradebook import gradebook, student_cells
-from .identity import (INSTRUCTOR_COOKIE, find_visitor, instructor_ok, instructor_token_matches,
+from web.api.submissions import submission_json
+from web.api.instructor import overview
+from web.pages.instructor_text import instructor_text
+from web.store.db import LIVE, Submission, Visitor
+from web.store.gradebook import gradebook, student_cells
+from web.api.identity import (INSTRUCTOR_COOKIE, find_visitor, instructor_ok, instructor_token_matches,
                        request_token)
-from .markdown import highlight_python, pygments_css, render_markdown
-from .settings import TEMPLATES_DIR
+from web.pages.markdown import highlight_python, pygments_css, render_markdown
+from web.settings import TEMPLATES_DIR
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
@@ -111,7 +111,7 @@ def _token(request: Request):
 
 
 def _progress(request: Request) -> dict:
-    """The visitor's cells by problem id (attempts, best, latest: web.gradebook)."""
+    """The visitor's cells by problem id (attempts, best, latest: web.store.gradebook)."""
     ctx = request.app.state.ctx
     v = find_visitor(ctx.db, _token(request))
     return {} if v is None else student_cells(ctx.db, v.id)
@@ -199,7 +199,7 @@ async def set_name_form(request: Request):
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
     name = " ".join((form.get("display_name") or [""])[0].split())[:40]
     ctx = request.app.state.ctx
-    from .identity import current_visitor
+    from web.api.identity import current_visitor
     v = current_visitor(request)
     with ctx.db.session() as s:
         row = s.get(Visitor, v.id)

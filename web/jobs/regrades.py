@@ -19,7 +19,7 @@ from sqlalchemy import func, select
 
 from judge.vocabulary import Event
 
-from .db import (
+from web.store.db import (
     DONE, LIVE, QUEUED, REGRADE, REGRADE_PRIORITY, Database, Regrade, RegradeItem, Submission,
     Visitor, utcnow,
 )

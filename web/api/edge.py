@@ -20,7 +20,7 @@ import json
 import re
 from urllib.parse import urlsplit
 
-from .errors import error_body
+from web.api.errors import error_body
 
 # The largest row id any route accepts: PostgreSQL's INTEGER, so no id reaches the database as an
 # overflow (a 5xx) rather than a "not found".

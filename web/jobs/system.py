@@ -1,9 +1,9 @@
 """Grading jobs on the server: the queue, recovery from the database, the lease reaper, and
 (in embedded mode) the worker pool.
 
-The database row is the truth; the queue (`web.queue`: SQLite in the data directory, or Redis in
+The database row is the truth; the queue (`web.jobs.queue`: SQLite in the data directory, or Redis in
 distributed mode) only says "look at submission N". How one job is graded (claim, lease with a
-heartbeat, exactly-once report) is `web.job_runner.run_job`, shared with the workers on other
+heartbeat, exactly-once report) is `web.jobs.runner.run_job`, shared with the workers on other
 hosts. The reaper re-queues submissions whose lease ran out (their worker died) and re-fills the
 queue with every queued submission it lacks (after a restart, or when Redis lost its data).
 """
@@ -19,13 +19,13 @@ import time
 from huey.consumer import Consumer, ConsumerStopped
 from sqlalchemy import select, update
 
-from .db import DONE, LIVE_PRIORITY, QUEUED, RUNNING, Database, Submission, utcnow
-from .grading import Grader
-from .job_runner import DbBackend, run_job
+from web.store.db import DONE, LIVE_PRIORITY, QUEUED, RUNNING, Database, Submission, utcnow
+from web.jobs.graders import Grader
+from web.jobs.runner import DbBackend, run_job
 from judge.problem import ProblemBank
-from .queue import JobQueue
-from .settings import Settings
-from . import workers
+from web.jobs.queue import JobQueue
+from web.settings import Settings
+from web.jobs import worker_table as workers
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()

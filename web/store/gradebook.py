@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from sqlalchemy import select
 
-from .db import DONE, LIVE, Submission, Visitor
+from web.store.db import DONE, LIVE, Submission, Visitor
 
 
 @dataclass

@@ -1,6 +1,6 @@
-"""The remote worker's side of the worker API (`web.worker_api`): HTTP calls with retries, and
-`ApiBackend`, the `JobBackend` that `web.job_runner.run_job` uses on a host without database
-credentials.
+"""`ApiBackend`, the `JobBackend` that `web.jobs.runner.run_job` uses on a host without database
+credentials: the remote worker's side of the worker API (`web.api.workers`), through the
+platform's one HTTP client (`web.client.WorkerClient`).
 
 Calls that must not be lost (claim, result) are retried with backoff while the server is
 unreachable or restarting; a lease renewal that cannot get through says "don't know" and is
@@ -12,79 +12,12 @@ from __future__ import annotations
 
 import logging
 import queue
-import random
 import threading
-import time
 
-import httpx
-
-from .job_runner import Claim
+from web.client import ApiError, ServerUnreachable, WorkerClient
+from web.jobs.runner import Claim
 
 log = logging.getLogger(__name__)
-WORKER_HEADER = "X-Worker-Token"
-
-
-class WorkerApiError(RuntimeError):
-    def __init__(self, status: int, code: str, message: str):
-        super().__init__(f"{status} {code}: {message}")
-        self.status, self.code = status, code
-
-
-class ServerUnreachable(RuntimeError):
-    pass
-
-
-class WorkerClient:
-    def __init__(self, server: str, token: str, timeout_s: float = 15.0,
-                 http: httpx.Client | None = None):
-        self.server = server.rstrip("/")
-        self.http = http or httpx.Client(base_url=self.server, timeout=timeout_s,
-                                         headers={WORKER_HEADER: token})
-        self._down_since: float | None = None
-
-    def call(self, path: str, body: dict, retry_for_s: float = 0.0,
-             stop: threading.Event | None = None) -> dict:
-        """POST `body` as JSON; retries connection failures and 5xx answers with backoff for up
-        to `retry_for_s` seconds. Raises WorkerApiError on a 4xx, ServerUnreachable after."""
-        deadline = time.monotonic() + retry_for_s
-        delay = 0.25
-        while True:
-            try:
-                resp = self.http.post(path, json=body)
-            except httpx.HTTPError as exc:
-                why = f"{type(exc).__name__}: {exc}"
-            else:
-                if resp.status_code < 500:
-                    self._up()
-                    if resp.status_code >= 400:
-                        try:
-                            err = resp.json().get("error", {})
-                        except ValueError:
-                            err = {}
-                        raise WorkerApiError(resp.status_code, err.get("code", "error"),
-                                             err.get("message", resp.text[:200]))
-                    return resp.json()
-                why = f"HTTP {resp.status_code}"
-            self._down(why)
-            if time.monotonic() + delay > deadline or (stop is not None and stop.is_set()):
-                raise ServerUnreachable(f"{self.server}{path}: {why}")
-            if stop is not None:
-                stop.wait(delay)
-            else:
-                time.sleep(delay)
-            delay = min(delay * 2, 5.0) * random.uniform(0.8, 1.2)
-
-    def _down(self, why: str) -> None:
-        if self._down_since is None:
-            self._down_since = time.monotonic()
-            log.warning("the server %s does not answer (%s); retrying with backoff",
-                        self.server, why)
-
-    def _up(self) -> None:
-        if self._down_since is not None:
-            log.warning("the server %s answers again (after %.1f s)", self.server,
-                        time.monotonic() - self._down_since)
-            self._down_since = None
 
 
 class _EventPump(threading.Thread):
@@ -138,7 +71,7 @@ class ApiBackend:
         for _ in range(2):
             try:
                 r = self.client.call(path, {"worker": worker_id}, self.claim_retry_s)
-            except WorkerApiError as exc:
+            except ApiError as exc:
                 if exc.code == "unknown_worker" and self.reregister is not None:
                     self.reregister()
                     continue

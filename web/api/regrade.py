@@ -13,11 +13,12 @@ from pydantic import BaseModel, Field
 
 from judge.vocabulary import Event
 
-from .request_input import RowId, body_doc, errors_doc, json_body
-from .db import LIVE_PRIORITY, PARITY, QUEUED, Submission
-from .errors import ApiError
-from .identity import instructor_ok, require_instructor
-from . import regrades, workers
+from web.api.request_input import RowId, body_doc, errors_doc, json_body
+from web.store.db import LIVE_PRIORITY, PARITY, QUEUED, Submission
+from web.api.errors import ApiError
+from web.api.identity import instructor_ok, require_instructor
+from web.jobs import regrades
+from web.jobs import worker_table as workers
 
 router = APIRouter()
 

@@ -8,7 +8,7 @@ from datetime import timedelta
 
 from sqlalchemy import select, update
 
-from .db import Database, WorkerRow, utcnow
+from web.store.db import Database, WorkerRow, utcnow
 
 log = logging.getLogger(__name__)
 

@@ -21,12 +21,12 @@ from sqlalchemy import select
 
 from judge.vocabulary import Event
 
-from .request_input import RowId
-from .db import WorkerRow
-from .edge import worker_token_refusal
-from .errors import ApiError
-from .job_runner import store_result, take_job
-from . import workers
+from web.api.request_input import RowId
+from web.store.db import WorkerRow
+from web.api.edge import worker_token_refusal
+from web.api.errors import ApiError
+from web.jobs.runner import store_result, take_job
+from web.jobs import worker_table as workers
 
 router = APIRouter(prefix="/api/workers", tags=["workers"])
 WORKER_HEADER = "X-Worker-Token"
@@ -38,7 +38,7 @@ def _ctx(request: Request):
 
 
 def require_worker(request: Request) -> None:
-    # The edge (web.edge) already refused a wrong token before the body was read; checked again
+    # The edge (web.api.edge) already refused a wrong token before the body was read; checked again
     # here so that a route never depends on the middleware being installed.
     refusal = worker_token_refusal(_ctx(request).settings.worker_token,
                                    request.headers.get(WORKER_HEADER))

@@ -1,4 +1,5 @@
-"""The JSON API: problems, submissions (with Server-Sent Events), the visitor, instructors."""
+"""The JSON API of submissions: create one, list yours, read one, follow its progress (Server-Sent
+Events). Problems are in web.api.problems, the visitor in web.api.visitors."""
 
 from __future__ import annotations
 
@@ -16,12 +17,12 @@ from sqlalchemy import func, select
 
 from judge.vocabulary import Event
 
-from .db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
-from .edge import MAX_ROW_ID
-from .errors import ApiError
-from .request_input import RowId, body_doc, errors_doc, json_body
-from .identity import current_visitor, get_or_create_visitor, new_token, token_hash
-from .throttle import client_address
+from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
+from web.api.edge import MAX_ROW_ID
+from web.api.errors import ApiError
+from web.api.request_input import RowId, body_doc, errors_doc, json_body
+from web.api.identity import current_visitor, token_hash
+from web.api.throttle import client_address
 
 router = APIRouter(prefix="/api")
 
@@ -58,15 +59,11 @@ class SubmissionOut(BaseModel):
     code: str | None = None
 
 
-class MeIn(BaseModel):
-    display_name: str = Field(min_length=1, max_length=40)
-
-
 def _ctx(request: Request):
     return request.app.state.ctx
 
 
-def _iso(dt) -> str | None:
+def iso_time(dt) -> str | None:
     return dt.isoformat() + "Z" if dt else None
 
 
@@ -74,8 +71,8 @@ def submission_json(ctx, s, sub: Submission, with_code: bool = True) -> dict:
     return {
         "id": sub.id, "problem": sub.problem_id, "status": sub.status,
         "queue_position": ctx.db.queue_position(s, sub), "report": sub.report,
-        "verdict": sub.verdict, "score": sub.score, "created_at": _iso(sub.created_at),
-        "finished_at": _iso(sub.finished_at), "attempts": sub.attempts,
+        "verdict": sub.verdict, "score": sub.score, "created_at": iso_time(sub.created_at),
+        "finished_at": iso_time(sub.finished_at), "attempts": sub.attempts,
         **({"code": sub.code} if with_code else {}),
     }
 
@@ -83,7 +80,7 @@ def submission_json(ctx, s, sub: Submission, with_code: bool = True) -> dict:
 def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
     """The submission, if this request may see it; looked up in the caller's session `s` (a
     second session per request would need two pooled connections per streaming client)."""
-    from .identity import instructor_ok, request_token
+    from web.api.identity import instructor_ok, request_token
     sub = s.get(Submission, sid)
     if sub is not None and instructor_ok(request):
         return sub
@@ -96,53 +93,6 @@ def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
                        f"there is no submission {sid} among yours (a visitor sees only "
                        "their own submissions)")
     return sub
-
-
-# ---------------------------------------------------------------- problems
-
-
-@router.get("/problems", summary="List the problems", tags=["problems"])
-def list_problems(request: Request) -> dict:
-    ctx = _ctx(request)
-    return {"problems": [p.summary() for p in ctx.catalog.list()]}
-
-
-@router.get("/problems/{problem_id}", summary="One problem, with what the browser needs to run "
-            "its public tests", tags=["problems"], responses=errors_doc(404))
-def get_problem(request: Request, problem_id: str) -> dict:
-    """Statements (Markdown, per language), the starter, the public test files, the handbook
-    modules a solution may import, and the reference's observations of each public test
-    (`public_expectations`: {test name: the reference's entry, as `judge.public_expectations`
-    gives it: {outcome, observations: [{label, value}, ...], ...}}, null when unavailable), and
-    `grading_python` ("3.11"): the Python that grades Submit, whose grammar Run checks with, and
-    `experiment` (the reference's series of the chapter's experiment, for the chart; or null)."""
-    from judge.environment import grading_python
-    from judge.experiment import problem_experiment
-    from judge.reference_cache import public_expectations_or_error
-
-    ctx = _ctx(request)
-    p = ctx.catalog.get(problem_id)
-    if p is None:
-        raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'; "
-                       "GET /api/problems lists them")
-    expectations, why = public_expectations_or_error(p) if p.browser else (None, None)
-    return {
-        **p.summary(),
-        "module": p.module,
-        "languages": p.languages(),
-        "statement": {lang: p.statement(lang) for lang in p.languages()},
-        "starter": p.starter_source,
-        "public_tests": p.public_files(),
-        "handbook": p.handbook_sources(),
-        "public_expectations": expectations,
-        "expectations_error": why,
-        "limits": {**p.limits.model_dump(), "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,
-                   "max_code_bytes": ctx.settings.max_code_bytes},
-        "version": p.version,
-        "grading_python": grading_python(),
-        # the chapter's experiment, the reference's series (the page's chart); None without one
-        "experiment": problem_experiment(p),
-    }
 
 
 # ---------------------------------------------------------------- submissions
@@ -253,8 +203,8 @@ def my_submissions(request: Request, problem: str | None = None, limit: int = 50
         rows = s.scalars(q.order_by(Submission.id.desc()).limit(max(1, min(limit, 500))))
         return {"submissions": [
             {"id": r.id, "problem": r.problem_id, "status": r.status, "verdict": r.verdict,
-             "score": r.score, "created_at": _iso(r.created_at),
-             "finished_at": _iso(r.finished_at)} for r in rows]}
+             "score": r.score, "created_at": iso_time(r.created_at),
+             "finished_at": iso_time(r.finished_at)} for r in rows]}
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut,
@@ -345,43 +295,3 @@ async def submission_events(request: Request, submission_id: RowId) -> Streaming
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
-
-
-# ---------------------------------------------------------------- the visitor
-
-
-@router.post("/visitors", status_code=201, summary="A new visitor token for an API client",
-             tags=["visitors"])
-def new_visitor(request: Request) -> dict:
-    """Send it back as `Authorization: Bearer <token>`. Keep it: it is the only key to the
-    submissions made with it."""
-    token = new_token()
-    v = get_or_create_visitor(_ctx(request).db, token)
-    return {"token": token, "visitor_id": v.id}
-
-
-@router.get("/me", summary="The current visitor", tags=["visitors"])
-def get_me(request: Request) -> dict:
-    v = current_visitor(request, create=False)
-    if v is None:
-        return {"visitor_id": None, "display_name": None}
-    return {"visitor_id": v.id, "display_name": v.display_name}
-
-
-@router.put("/me", summary="Set your display name", tags=["visitors"],
-            openapi_extra=body_doc(MeIn), responses=errors_doc(400, 401, 422))
-async def put_me(request: Request) -> dict:
-    ctx = _ctx(request)
-    body = await json_body(request, MeIn, limit=4096)
-    name = " ".join(body.display_name.split())
-    if not name or any(not ch.isprintable() for ch in name):
-        raise ApiError(422, "bad_display_name", "a display name is 1-40 printable characters")
-    v = await anyio.to_thread.run_sync(current_visitor, request)
-
-    def save():
-        with ctx.db.session() as s:
-            row = s.get(Visitor, v.id)
-            row.display_name = name
-            s.commit()
-    await anyio.to_thread.run_sync(save)
-    return {"visitor_id": v.id, "display_name": name}

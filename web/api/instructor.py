@@ -10,13 +10,14 @@ from sqlalchemy import func, select
 
 from judge.reference_cache import public_expectations_or_error
 
-from .api import _iso, submission_json
-from .request_input import RowId, errors_doc
-from .db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
-from .errors import ApiError
-from .gradebook import gradebook, gradebook_csv
-from .identity import require_instructor
-from . import regrades, workers
+from web.api.submissions import iso_time, submission_json
+from web.api.request_input import RowId, errors_doc
+from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
+from web.api.errors import ApiError
+from web.store.gradebook import gradebook, gradebook_csv
+from web.api.identity import require_instructor
+from web.jobs import regrades
+from web.jobs import worker_table as workers
 
 router = APIRouter(prefix="/api")
 
@@ -83,7 +84,7 @@ def instructor_gradebook_csv(request: Request) -> Response:
 
 
 def overview(ctx) -> dict[str, Any]:
-    from .grading import judge_available
+    from web.jobs.graders import judge_available
     with ctx.db.session() as s:
         counts = dict(s.execute(select(Submission.status, func.count())
                                 .group_by(Submission.status)).all())
@@ -93,8 +94,8 @@ def overview(ctx) -> dict[str, Any]:
         recent_rows = [{
             "id": r.id, "problem": r.problem_id, "visitor": r.visitor_id, "display_name": name,
             "kind": r.kind or LIVE, "status": r.status, "verdict": r.verdict, "score": r.score,
-            "attempts": r.attempts, "graded_by": r.graded_by, "created_at": _iso(r.created_at),
-            "finished_at": _iso(r.finished_at)} for r, name in recent]
+            "attempts": r.attempts, "graded_by": r.graded_by, "created_at": iso_time(r.created_at),
+            "finished_at": iso_time(r.finished_at)} for r, name in recent]
     worker_rows = workers.listing(ctx.db, ctx.settings.stale_after_s)
     # live workers first, then the most recently seen
     worker_rows.sort(key=lambda w: (w["status"] in ("stopped", "not answering"),

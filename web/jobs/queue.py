@@ -21,7 +21,7 @@ from typing import Callable
 
 from huey import PriorityRedisHuey, SqliteHuey
 
-from .db import LIVE_PRIORITY
+from web.store.db import LIVE_PRIORITY
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +29,7 @@ QUEUES = ("any", "cuda")
 TASK_NAME = "grade_submission"
 # The task's registry key is "<module>.<name>"; kept as it was before the queue moved here, so
 # tasks already in an embedded queue's file stay readable.
-TASK_MODULE = "web.jobs"
+TASK_MODULE = "web.jobs.system"
 HUEY_NAME = "kvpractice"
 
 

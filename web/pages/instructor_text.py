@@ -1,4 +1,4 @@
-"""The instructor pages' words in English and Chinese (the student pages' are in web.pages.UI)."""
+"""The instructor pages' words in English and Chinese (the student pages' are in web.pages.routes.UI)."""
 
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ lease owner can win. So a duplicate task does nothing, a worker that died mid-jo
 and another grades the submission again, and the report is recorded exactly once.
 
 The backend is where the state lives: `DbBackend` (the server's own threads, straight to the
-database) or `web.worker_client.ApiBackend` (a worker on another host, through the server's
+database) or `web.jobs.remote_backend.ApiBackend` (a worker on another host, through the server's
 worker API: it holds no database credentials). The server-side halves of each step
 (`take_job`, `store_result`) are shared by both, so the policy (attempt limit, worker table) is
 in one place.
@@ -29,10 +29,10 @@ from judge.problem import ProblemBank
 from judge.report import platform_error_report
 from judge.vocabulary import Event
 
-from .db import Database, Submission
-from .grading import Grader
-from .settings import Settings
-from . import workers
+from web.store.db import Database, Submission
+from web.jobs.graders import Grader
+from web.settings import Settings
+from web.jobs import worker_table as workers
 
 log = logging.getLogger(__name__)
 

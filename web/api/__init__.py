@@ -1,0 +1,3 @@
+"""The HTTP API's routers and what every request passes through: the edge guard (sizes, rates,
+tokens: edge, throttle), JSON input (request_input), errors as JSON (errors), who is asking
+(identity). Routers: problems, submissions, visitors, instructor, regrade, workers."""

@@ -1,0 +1,62 @@
+"""The JSON API of problems: the list, and one problem with what the browser needs to run its
+public tests."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+
+from web.api.errors import ApiError
+from web.api.request_input import errors_doc
+
+router = APIRouter(prefix="/api")
+
+
+def _ctx(request: Request):
+    return request.app.state.ctx
+
+
+# ---------------------------------------------------------------- problems
+
+
+@router.get("/problems", summary="List the problems", tags=["problems"])
+def list_problems(request: Request) -> dict:
+    ctx = _ctx(request)
+    return {"problems": [p.summary() for p in ctx.catalog.list()]}
+
+
+@router.get("/problems/{problem_id}", summary="One problem, with what the browser needs to run "
+            "its public tests", tags=["problems"], responses=errors_doc(404))
+def get_problem(request: Request, problem_id: str) -> dict:
+    """Statements (Markdown, per language), the starter, the public test files, the handbook
+    modules a solution may import, and the reference's observations of each public test
+    (`public_expectations`: {test name: the reference's entry, as `judge.public_expectations`
+    gives it: {outcome, observations: [{label, value}, ...], ...}}, null when unavailable), and
+    `grading_python` ("3.11"): the Python that grades Submit, whose grammar Run checks with, and
+    `experiment` (the reference's series of the chapter's experiment, for the chart; or null)."""
+    from judge.environment import grading_python
+    from judge.experiment import problem_experiment
+    from judge.reference_cache import public_expectations_or_error
+
+    ctx = _ctx(request)
+    p = ctx.catalog.get(problem_id)
+    if p is None:
+        raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'; "
+                       "GET /api/problems lists them")
+    expectations, why = public_expectations_or_error(p) if p.browser else (None, None)
+    return {
+        **p.summary(),
+        "module": p.module,
+        "languages": p.languages(),
+        "statement": {lang: p.statement(lang) for lang in p.languages()},
+        "starter": p.starter_source,
+        "public_tests": p.public_files(),
+        "handbook": p.handbook_sources(),
+        "public_expectations": expectations,
+        "expectations_error": why,
+        "limits": {**p.limits.model_dump(), "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,
+                   "max_code_bytes": ctx.settings.max_code_bytes},
+        "version": p.version,
+        "grading_python": grading_python(),
+        # the chapter's experiment, the reference's series (the page's chart); None without one
+        "experiment": problem_experiment(p),
+    }

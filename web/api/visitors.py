@@ -1,0 +1,62 @@
+"""The JSON API of the visitor: a token for an API client, and who you are (a display name)."""
+
+from __future__ import annotations
+
+import anyio
+from fastapi import APIRouter, Request
+from pydantic import BaseModel, Field
+
+from web.api.errors import ApiError
+from web.api.identity import current_visitor, get_or_create_visitor, new_token
+from web.api.request_input import body_doc, errors_doc, json_body
+from web.store.db import Visitor
+
+router = APIRouter(prefix="/api")
+
+
+def _ctx(request: Request):
+    return request.app.state.ctx
+
+
+class MeIn(BaseModel):
+    display_name: str = Field(min_length=1, max_length=40)
+
+
+# ---------------------------------------------------------------- the visitor
+
+
+@router.post("/visitors", status_code=201, summary="A new visitor token for an API client",
+             tags=["visitors"])
+def new_visitor(request: Request) -> dict:
+    """Send it back as `Authorization: Bearer <token>`. Keep it: it is the only key to the
+    submissions made with it."""
+    token = new_token()
+    v = get_or_create_visitor(_ctx(request).db, token)
+    return {"token": token, "visitor_id": v.id}
+
+
+@router.get("/me", summary="The current visitor", tags=["visitors"])
+def get_me(request: Request) -> dict:
+    v = current_visitor(request, create=False)
+    if v is None:
+        return {"visitor_id": None, "display_name": None}
+    return {"visitor_id": v.id, "display_name": v.display_name}
+
+
+@router.put("/me", summary="Set your display name", tags=["visitors"],
+            openapi_extra=body_doc(MeIn), responses=errors_doc(400, 401, 422))
+async def put_me(request: Request) -> dict:
+    ctx = _ctx(request)
+    body = await json_body(request, MeIn, limit=4096)
+    name = " ".join(body.display_name.split())
+    if not name or any(not ch.isprintable() for ch in name):
+        raise ApiError(422, "bad_display_name", "a display name is 1-40 printable characters")
+    v = await anyio.to_thread.run_sync(current_visitor, request)
+
+    def save():
+        with ctx.db.session() as s:
+            row = s.get(Visitor, v.id)
+            row.display_name = name
+            s.commit()
+    await anyio.to_thread.run_sync(save)
+    return {"visitor_id": v.id, "display_name": name}
