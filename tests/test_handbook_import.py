@@ -344,7 +344,7 @@ def test_graded_on_the_web_and_the_explanation_waits_for_an_ac(bank, tmp_path):
 def test_graded_by_a_remote_worker(bank, tmp_path):
     """The remote worker's half (its warm grader, ApiBackend, run_job) against the API."""
     from web.app import create_app
-    from web.jobs.graders import WarmGrader
+    from judge.warm_grader import WarmGrader
     from web.jobs.runner import run_job
     from judge.problem import ProblemBank
     from web.client import WorkerClient

@@ -80,7 +80,7 @@ def test_the_override_lets_a_worker_start(weak, monkeypatch, capsys):
 
 
 def test_full_sandbox_is_not_refused(full):
-    assert cli.weak_sandbox_refusal("worker") is None
+    assert cli.weak_sandbox_refusal("worker", cli.WEAK_SANDBOX_FLAG) is None
 
 
 def test_local_report_names_the_missing_layers(capsys):

@@ -29,39 +29,17 @@ import sys
 import threading
 from pathlib import Path
 
+from judge.sandbox.policy import weak_sandbox_refusal
 from web.settings import BUILD_COMMAND, Settings
 
 WEAK_SANDBOX_FLAG = "--allow-weak-sandbox"
-
-
-def weak_sandbox_refusal(command: str) -> str | None:
-    """Why this host must not grade other people's code, or None when it may.
-
-    The line is the private filesystem view (bubblewrap): without it a submission runs with
-    the whole host readable to its uid (the problems' hidden tests and references, the
-    worker's token file, other submissions in flight), and the other layers do not make up
-    for that. Local grading of one's own code goes on regardless."""
-    from judge.sandbox import probe_layers
-
-    probe = probe_layers()
-    if probe.layers.get("private_fs"):
-        return None
-    missing = ", ".join(probe.missing) or "private_fs"
-    return (f"judge {command}: refusing to grade submissions here: the sandbox has no private "
-            f"filesystem view ({probe.details.get('bwrap') or probe.details.get('private_fs')})."
-            f"\n  Missing layers: {missing}.\n  A submission would see every file its uid "
-            "can read on this host: the hidden tests, the references, the worker's token, "
-            "other submissions.\n  Install bubblewrap (apt-get install bubblewrap; as root "
-            "it also gets a uid of its own) and check with `judge doctor`.\n  To grade only "
-            f"code you trust (your own, the reference), pass {WEAK_SANDBOX_FLAG}. Local "
-            "practice (`judge grade`, `practice/judge.py test`) works without it.")
 
 
 def _refuse(args, command: str) -> bool:
     """True (after saying why) when this process would grade others' code on a weak sandbox."""
     if args.allow_weak_sandbox:
         return False
-    why = weak_sandbox_refusal(command)
+    why = weak_sandbox_refusal(command, WEAK_SANDBOX_FLAG)
     if why:
         print(why, file=sys.stderr)
     return why is not None
@@ -189,7 +167,8 @@ def worker(args) -> int:
 
 def remote_worker(args) -> int:
     """`worker --server URL`: a worker on any host, no database credentials."""
-    from web.jobs.graders import WarmGrader, judge_grader, load_grader
+    from judge.warm_grader import WarmGrader
+    from web.jobs.graders import judge_grader, load_grader
     from judge.problem import ProblemBank
     from web.jobs.remote_worker import RemoteWorker
 
