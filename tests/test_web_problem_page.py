@@ -45,4 +45,4 @@ def test_problem_page_has_tabs_stop_and_separate_panels(client):
     assert html.index('id="submit-results"') < html.index('id="results"')
     config = json.loads(re.search(r'<script type="application/json" id="config">(.*?)</script>',
                                   html, re.S).group(1))
-    assert config["timeout_s"] <= 10, "Run's default limit is short: Stop ends a Run sooner"
+    assert config["timeout_s"] <= 15, "Run's default limit is short: Stop ends a Run sooner"
