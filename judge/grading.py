@@ -31,7 +31,7 @@ from .scoring import log_hidden_timings, score_of, scored_suites, suite_timings
 from .suite_run import run_suite
 from .syntax import check as syntax_check
 from .verdict import Verdict, overall
-from .view import View
+from .grading_folder import View
 from .vocabulary import Event
 
 log = logging.getLogger("judge")

@@ -30,7 +30,7 @@ from .config import settings
 from .environment import cache_tag
 from .clock import TimeLimits, shown_cpu_s
 from .problem import Problem
-from .view import RUNNER_SRC
+from .grading_folder import RUNNER_SRC
 
 SCHEMA = 3  # 2: times are CPU seconds of the sandboxed tree (were wall clock), gap_s added
 #            3: public tests' entries have `trace` (the reference's pool timeline)
@@ -181,7 +181,7 @@ def _cpu(child_s, measured) -> float:
 
 def compute_reference(problem: Problem, suite: str, device: str) -> dict:
     from .suite_run import run_suite
-    from .view import View
+    from .grading_folder import View
 
     source = problem.reference_path.read_text(encoding="utf-8")
     with View(problem) as view:

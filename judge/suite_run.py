@@ -24,7 +24,7 @@ from .bounded import SCRATCH_FILES, SCRATCH_MB
 from .clock import PhaseClock, TimeLimits, suite_wall_net
 from .config import settings
 from .results import MAX_RESULTS_BYTES, ChildLog
-from .view import View
+from .grading_folder import View
 
 from .sandbox import Limits, child_pipe, run_sandboxed
 from .sandbox.usage import Usage

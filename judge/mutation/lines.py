@@ -20,7 +20,7 @@ from ..problem import Problem
 from ..results import read_capped
 from ..sandbox import Limits, run_sandboxed
 from ..suite_run import RESULTS, child_env
-from ..view import View
+from ..grading_folder import View
 
 LINES = "lines.json"
 _CUDA = re.compile(r"\bcuda\b|\.cuda\(", re.IGNORECASE)
