@@ -25,6 +25,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 P143 = REPO_ROOT / "problems" / "143-tiered-kv-cache"
 WRONG = P143 / "submissions/wrong_answer/unprotected_hits.py"
+ACCEPTED = P143 / "submissions/accepted/host_store.py"
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,8 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     page.wait_for_selector(".submit-result[data-done]", timeout=600_000)
     timings["submit_to_verdict_s"] = round(time.monotonic() - t0, 2)
     assert page.inner_text(".submit-result .report-head .verdict") == "WA"
-    sub_id = page.get_attribute(".sub-link a", "href").rsplit("/", 1)[-1]
+    sub_href = page.get_attribute(".sub-link a", "href")
+    sub_id = sub_href.rsplit("/", 1)[-1]
     # the page's own fetch: the submission is the visitor's (their cookie)
     report = page.evaluate("(id) => fetch(`/api/submissions/${id}`).then(r => r.json())", sub_id)["report"]
     trace = report["first_failure"]["trace"]
@@ -89,6 +91,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     # the student's own runs join the chart when the hidden experiment test passed
     yours = (report.get("experiment") or {}).get("yours")
     assert page.locator("#experiment svg polyline").count() == 3 + len(yours or [])
+    timings["report_has_your_experiment"] = bool(yours)
     sub = _picture(page, ".submit-result")
     assert sub["marked"] == [at] and sub["step"] == at and sub["divergesAt"] == at
     assert sub["diverging"] and sub["got"]["diffs"] > 0
@@ -124,8 +127,20 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     assert page.inner_text(".submit-result .report-head .verdict") == "WA", "Run hid Submit"
     page.locator(".run-result .timeline").screenshot(path=str(artifacts / "timeline-run.png"))
 
-    # The submission page draws it from the stored report.
-    page.click(".sub-link a")
+    # An accepted Submit passes the hidden experiment test: its runs join the chart, dashed.
+    _paste(page, ACCEPTED.read_text())
+    page.click("#submit")
+    page.wait_for_selector(".submit-result[data-done]", timeout=600_000)
+    assert page.inner_text(".submit-result .report-head .verdict") == "AC"
+    page.wait_for_function("document.querySelectorAll('#experiment svg polyline').length === 6")
+    dashed = page.locator("#experiment svg polyline[stroke-dasharray]")
+    assert dashed.count() == 3
+    assert all(n.endswith("(your pool)") for n in
+               [dashed.nth(k).get_attribute("data-series") for k in range(3)])
+    page.locator("#experiment").screenshot(path=str(artifacts / "experiment-chart-yours.png"))
+
+    # The submission page draws the timeline from the stored report.
+    page.goto(server + sub_href)
     page.wait_for_selector("#report[data-done] .timeline", timeout=30_000)
     assert _picture(page, "#report") == sub
     page.locator("#report .timeline").screenshot(path=str(artifacts / "timeline-submission-page.png"))

@@ -83,10 +83,10 @@ export class TestsTab {
 export function experimentSeries(experiment, yours = null) {
   const out = [];
   for (const r of (experiment && experiment.reference) || []) {
-    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${r.run} (${tr("reference")})`, values: r.per_turn });
+    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${r.run} (${tr("reference")})`, key: r.run, values: r.per_turn });
   }
   for (const r of yours || []) {
-    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${r.run} (${tr("your pool")})`, values: r.per_turn, dashed: true });
+    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${r.run} (${tr("your pool")})`, key: r.run, values: r.per_turn, dashed: true });
   }
   return out;
 }
