@@ -10,6 +10,7 @@ from sqlalchemy import func, select
 
 from judge.reference_cache import public_expectations_or_error
 
+from web.api import app_context
 from web.api.submissions import iso_time, submission_json
 from web.api.request_input import RowId, errors_doc
 from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
@@ -22,23 +23,19 @@ from web.jobs import worker_table as workers
 router = APIRouter(prefix="/api")
 
 
-def _ctx(request: Request):
-    return request.app.state.ctx
-
-
 @router.get("/instructor/overview", summary="Queue, workers, recent submissions, problem checks",
             tags=["instructor"], responses=errors_doc(401, 403))
 def instructor_overview(request: Request) -> dict:
     """Requires the X-Instructor-Token header (or the cookie set by the instructor page)."""
     require_instructor(request)
-    return overview(_ctx(request))
+    return overview(app_context(request))
 
 
 @router.get("/instructor/submissions/{submission_id}", summary="Any submission, with its code",
             tags=["instructor"], responses=errors_doc(401, 403, 404))
 def instructor_submission(request: Request, submission_id: RowId) -> dict:
     require_instructor(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     with ctx.db.session() as s:
         sub = s.get(Submission, submission_id)
         if sub is None:
@@ -55,7 +52,7 @@ def instructor_submission(request: Request, submission_id: RowId) -> dict:
 def instructor_check(request: Request, problem_id: str) -> dict:
     """The result appears in the overview's `problems[].judge_check` when it is done."""
     require_instructor(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     p = ctx.catalog.get(problem_id)
     if p is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'")
@@ -67,7 +64,7 @@ def instructor_check(request: Request, problem_id: str) -> dict:
             "verdict and score, attempts", tags=["instructor"], responses=errors_doc(401, 403))
 def instructor_gradebook(request: Request) -> dict:
     require_instructor(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     return gradebook(ctx.db, [p.id for p in ctx.catalog.list()])
 
 
@@ -76,7 +73,7 @@ def instructor_gradebook(request: Request) -> dict:
 def instructor_gradebook_csv(request: Request) -> Response:
     """Cells a spreadsheet would read as a formula (= + - @) are prefixed with an apostrophe."""
     require_instructor(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     text = gradebook_csv(gradebook(ctx.db, [p.id for p in ctx.catalog.list()]))
     return Response(text, media_type="text/csv; charset=utf-8", headers={
         "Content-Disposition": 'attachment; filename="gradebook.csv"',

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request
 
+from web.api import app_context
 from web.api.errors import ApiError
 from web.api.request_input import errors_doc
 
 router = APIRouter(prefix="/api")
-
-
-def _ctx(request: Request):
-    return request.app.state.ctx
 
 
 # ---------------------------------------------------------------- problems
@@ -20,7 +17,7 @@ def _ctx(request: Request):
 
 @router.get("/problems", summary="List the problems", tags=["problems"])
 def list_problems(request: Request) -> dict:
-    ctx = _ctx(request)
+    ctx = app_context(request)
     return {"problems": [p.summary() for p in ctx.catalog.list()]}
 
 
@@ -37,7 +34,7 @@ def get_problem(request: Request, problem_id: str) -> dict:
     from judge.experiment import problem_experiment
     from judge.reference_cache import public_expectations_or_error
 
-    ctx = _ctx(request)
+    ctx = app_context(request)
     p = ctx.catalog.get(problem_id)
     if p is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{problem_id}'; "

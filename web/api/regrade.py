@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from judge.vocabulary import Event
 
+from web.api import app_context
 from web.api.request_input import RowId, body_doc, errors_doc, json_body
 from web.store.db import LIVE_PRIORITY, PARITY, QUEUED, Submission
 from web.api.errors import ApiError
@@ -30,10 +31,6 @@ class RegradeIn(BaseModel):
 class ParityIn(BaseModel):
     problem: str = Field(min_length=1, max_length=100)
     code: str
-
-
-def _ctx(request: Request):
-    return request.app.state.ctx
 
 
 def _problem(ctx, ref: str):
@@ -54,7 +51,7 @@ def _call(fn, *args):
             tags=["instructor"], responses=errors_doc(401, 403))
 def list_workers(request: Request) -> dict:
     require_instructor(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     return {"workers": workers.listing(ctx.db, ctx.settings.stale_after_s)}
 
 
@@ -62,7 +59,7 @@ def list_workers(request: Request) -> dict:
             tags=["instructor"], responses=errors_doc(401, 403))
 def list_regrades(request: Request) -> dict:
     require_instructor(request)
-    return {"regrades": regrades.listing(_ctx(request).db)}
+    return {"regrades": regrades.listing(app_context(request).db)}
 
 
 @router.post("/api/instructor/regrades", status_code=202, tags=["instructor"],
@@ -71,7 +68,7 @@ def list_regrades(request: Request) -> dict:
 async def start_regrade(request: Request) -> dict:
     """The new results stay hidden from students until the regrade is approved."""
     require_instructor(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     body = await json_body(request, RegradeIn, limit=4096)
     p = _problem(ctx, body.problem)
     return await anyio.to_thread.run_sync(
@@ -82,7 +79,7 @@ async def start_regrade(request: Request) -> dict:
             tags=["instructor"], responses=errors_doc(401, 403, 404))
 def get_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
-    return _call(regrades.summary, _ctx(request).db, regrade_id)
+    return _call(regrades.summary, app_context(request).db, regrade_id)
 
 
 @router.post("/api/instructor/regrades/{regrade_id}/approve", tags=["instructor"],
@@ -90,14 +87,14 @@ def get_regrade(request: Request, regrade_id: RowId) -> dict:
                                                                                       404, 409))
 def approve_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
-    return _call(regrades.approve, _ctx(request).db, regrade_id)
+    return _call(regrades.approve, app_context(request).db, regrade_id)
 
 
 @router.post("/api/instructor/regrades/{regrade_id}/discard", tags=["instructor"],
              summary="Drop the regrade's results", responses=errors_doc(401, 403, 404, 409))
 def discard_regrade(request: Request, regrade_id: RowId) -> dict:
     require_instructor(request)
-    return _call(regrades.discard, _ctx(request).db, regrade_id)
+    return _call(regrades.discard, app_context(request).db, regrade_id)
 
 
 @router.post("/api/instructor/parity", status_code=202, tags=["instructor"],
@@ -107,7 +104,7 @@ async def start_parity(request: Request) -> dict:
     """409 `no_gpu_worker` when no worker with a CUDA device has answered recently. Follow the
     job with GET /api/instructor/submissions/{id}."""
     require_instructor(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     body = await json_body(request, ParityIn, limit=ctx.settings.max_code_bytes * 6 + 4096)
     p = _problem(ctx, body.problem)
     if len(body.code.encode("utf-8")) > ctx.settings.max_code_bytes:
@@ -149,7 +146,7 @@ def regrade_form(request: Request, regrade_id: RowId, action: str):
     if instructor_ok(request) and action in ("approve", "discard"):
         fn = regrades.approve if action == "approve" else regrades.discard
         try:
-            fn(_ctx(request).db, regrade_id)
+            fn(app_context(request).db, regrade_id)
         except regrades.RegradeError:
             pass  # the page shows the regrade's state
     return RedirectResponse("/instructor#regrades", status_code=303)
@@ -157,7 +154,7 @@ def regrade_form(request: Request, regrade_id: RowId, action: str):
 
 @router.post("/instructor/regrade/{ref}", include_in_schema=False)
 def regrade_start_form(request: Request, ref: str):
-    ctx = _ctx(request)
+    ctx = app_context(request)
     p = ctx.catalog.get(ref)
     if instructor_ok(request) and p is not None:
         try:

@@ -17,6 +17,7 @@ from sqlalchemy import func, select
 
 from judge.vocabulary import Event
 
+from web.api import app_context
 from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
 from web.api.edge import MAX_ROW_ID
 from web.api.errors import ApiError
@@ -57,10 +58,6 @@ class SubmissionOut(BaseModel):
     finished_at: str | None = None
     attempts: int = 0
     code: str | None = None
-
-
-def _ctx(request: Request):
-    return request.app.state.ctx
 
 
 def iso_time(dt) -> str | None:
@@ -105,7 +102,7 @@ def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
 async def create_submission(request: Request) -> JSONResponse:
     """Stores the submission, then answers 202 with its id; a worker grades it. Limits: code
     size, submissions per visitor per time window, queued-or-running submissions per visitor."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
     st = ctx.settings
     body = await json_body(request, SubmissionIn, limit=st.max_code_bytes * 6 + 4096)
     problem = ctx.catalog.get(body.problem)
@@ -190,7 +187,7 @@ async def create_submission(request: Request) -> JSONResponse:
 
 @router.get("/submissions", summary="Your submissions, newest first", tags=["submissions"])
 def my_submissions(request: Request, problem: str | None = None, limit: int = 50) -> dict:
-    ctx = _ctx(request)
+    ctx = app_context(request)
     visitor = current_visitor(request, create=False)
     if visitor is None:
         return {"submissions": []}
@@ -211,7 +208,7 @@ def my_submissions(request: Request, problem: str | None = None, limit: int = 50
             summary="A submission's state and, once done, its Report", tags=["submissions"],
             responses=errors_doc(404))
 def get_submission(request: Request, submission_id: RowId) -> dict:
-    ctx = _ctx(request)
+    ctx = app_context(request)
     with ctx.db.session() as s:
         sub = _own_submission(ctx, s, request, submission_id)
         return submission_json(ctx, s, sub)
@@ -226,7 +223,7 @@ async def submission_events(request: Request, submission_id: RowId) -> Streaming
     `suite_started`, `test_started`, `test_finished` (test, verdict, time_s), `suite_finished`,
     `requeued` (the worker died; it will be graded again), and `done` (verdict, score), after
     which the stream ends. Each event's `id` can be sent back as `Last-Event-ID` to resume."""
-    ctx = _ctx(request)
+    ctx = app_context(request)
 
     def check() -> str:
         with ctx.db.session() as s:

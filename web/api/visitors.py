@@ -6,16 +6,13 @@ import anyio
 from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
+from web.api import app_context
 from web.api.errors import ApiError
 from web.api.identity import current_visitor, get_or_create_visitor, new_token
 from web.api.request_input import body_doc, errors_doc, json_body
 from web.store.db import Visitor
 
 router = APIRouter(prefix="/api")
-
-
-def _ctx(request: Request):
-    return request.app.state.ctx
 
 
 class MeIn(BaseModel):
@@ -31,7 +28,7 @@ def new_visitor(request: Request) -> dict:
     """Send it back as `Authorization: Bearer <token>`. Keep it: it is the only key to the
     submissions made with it."""
     token = new_token()
-    v = get_or_create_visitor(_ctx(request).db, token)
+    v = get_or_create_visitor(app_context(request).db, token)
     return {"token": token, "visitor_id": v.id}
 
 
@@ -46,7 +43,7 @@ def get_me(request: Request) -> dict:
 @router.put("/me", summary="Set your display name", tags=["visitors"],
             openapi_extra=body_doc(MeIn), responses=errors_doc(400, 401, 422))
 async def put_me(request: Request) -> dict:
-    ctx = _ctx(request)
+    ctx = app_context(request)
     body = await json_body(request, MeIn, limit=4096)
     name = " ".join(body.display_name.split())
     if not name or any(not ch.isprintable() for ch in name):

@@ -21,6 +21,7 @@ from sqlalchemy import select
 
 from judge.vocabulary import Event
 
+from web.api import app_context
 from web.api.request_input import RowId
 from web.store.db import WorkerRow
 from web.api.edge import worker_token_refusal
@@ -33,14 +34,10 @@ WORKER_HEADER = "X-Worker-Token"
 VERDICTS = {"AC", "WA", "RE", "TLE", "MLE", "OLE", "CE", "IE"}
 
 
-def _ctx(request: Request):
-    return request.app.state.ctx
-
-
 def require_worker(request: Request) -> None:
     # The edge (web.api.edge) already refused a wrong token before the body was read; checked again
     # here so that a route never depends on the middleware being installed.
-    refusal = worker_token_refusal(_ctx(request).settings.worker_token,
+    refusal = worker_token_refusal(app_context(request).settings.worker_token,
                                    request.headers.get(WORKER_HEADER))
     if refusal is not None:
         raise ApiError(*refusal)
@@ -89,7 +86,7 @@ class ResultIn(LeaseIn):
 @router.post("/register", summary="A worker process announces its slots")
 def register(request: Request, body: RegisterIn) -> dict:
     require_worker(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     ids = [f"{body.host}:{body.pid}:slot-{i + 1}" for i in range(body.slots)]
     queues = "cuda,any" if body.device == "cuda" else "any"
     for wid in ids:
@@ -103,7 +100,7 @@ def register(request: Request, body: RegisterIn) -> dict:
 @router.post("/heartbeat", summary="Each slot's state; unknown slots must register again")
 def heartbeat(request: Request, body: HeartbeatIn) -> dict:
     require_worker(request)
-    db = _ctx(request).db
+    db = app_context(request).db
     unknown = workers.beat(db, list(body.workers))
     for wid, state in body.workers.items():
         if wid not in unknown:
@@ -114,7 +111,7 @@ def heartbeat(request: Request, body: HeartbeatIn) -> dict:
 @router.post("/stopped", summary="The worker process is going away")
 def stopped(request: Request, body: WorkersIn) -> dict:
     require_worker(request)
-    workers.stopped(_ctx(request).db, body.workers)
+    workers.stopped(app_context(request).db, body.workers)
     return {"ok": True}
 
 
@@ -123,7 +120,7 @@ def claim(request: Request, submission_id: RowId, body: ClaimIn) -> dict:
     """`outcome`: claimed (with the code and the lease owner to quote later), skipped (it is
     done, someone else holds it, or it needs another device) or gave-up."""
     require_worker(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     with ctx.db.session() as s:
         row = s.scalar(select(WorkerRow).where(WorkerRow.id == body.worker))
         device = row.device if row is not None else None
@@ -139,14 +136,14 @@ def claim(request: Request, submission_id: RowId, body: ClaimIn) -> dict:
 @router.post("/jobs/{submission_id}/lease", summary="Renew the lease of a job being graded")
 def renew(request: Request, submission_id: RowId, body: LeaseIn) -> dict:
     require_worker(request)
-    ctx = _ctx(request)
+    ctx = app_context(request)
     return {"held": ctx.db.renew(submission_id, body.owner, ctx.settings.lease_s)}
 
 
 @router.post("/jobs/{submission_id}/events", summary="Progress events of a job being graded")
 def events(request: Request, submission_id: RowId, body: EventsIn) -> dict:
     require_worker(request)
-    db = _ctx(request).db
+    db = app_context(request).db
     if not db.holds(submission_id, body.owner):
         return {"stored": 0, "held": False}
     with db.session() as s:
@@ -165,6 +162,6 @@ def result(request: Request, submission_id: RowId, body: ResultIn) -> dict:
     if verdict not in VERDICTS:
         raise ApiError(422, "bad_report", f"a report's verdict is one of {sorted(VERDICTS)}, "
                        f"not {verdict!r}")
-    stored = store_result(_ctx(request).db, submission_id, body.owner, body.attempt,
+    stored = store_result(app_context(request).db, submission_id, body.owner, body.attempt,
                           body.report)
     return {"stored": stored}
