@@ -22,18 +22,19 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
+from judge.problem import ProblemBank
+
 from web.api import instructor, problems, regrade, submissions, visitors, workers as worker_api
-from web.jobs.checks import ProblemChecks
-from web.store.db import Database
-from web.api.errors import install_error_handlers
-from web.jobs.graders import Grader, judge_grader
 from web.api.edge import EdgeGuard
+from web.api.errors import install_error_handlers
 from web.api.identity import VisitorCookieMiddleware
+from web.api.throttle import ClientLimits
+from web.jobs.checks import ProblemChecks
+from web.jobs.graders import Grader, judge_grader
 from web.jobs.system import JobSystem
 from web.pages.routes import render_error_page, router as pages_router
-from judge.problem import ProblemBank
 from web.settings import BUILD_COMMAND, STATIC_DIR, Settings
-from web.api.throttle import ClientLimits
+from web.store.db import Database
 
 log = logging.getLogger(__name__)
 

@@ -30,6 +30,7 @@ import threading
 from pathlib import Path
 
 from judge.sandbox.policy import weak_sandbox_refusal
+
 from web.settings import BUILD_COMMAND, Settings
 
 WEAK_SANDBOX_FLAG = "--allow-weak-sandbox"

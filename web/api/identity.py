@@ -17,8 +17,8 @@ from fastapi import Request
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 
-from web.store.db import Database, Visitor, utcnow
 from web.api.errors import ApiError
+from web.store.db import Database, Visitor, utcnow
 
 COOKIE = "kvp_visitor"
 INSTRUCTOR_COOKIE = "kvp_instructor"

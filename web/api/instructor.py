@@ -11,14 +11,14 @@ from sqlalchemy import func, select
 from judge.reference_cache import public_expectations_or_error
 
 from web.api import app_context
-from web.api.submissions import iso_time, submission_json
-from web.api.request_input import RowId, errors_doc
-from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
 from web.api.errors import ApiError
-from web.store.gradebook import gradebook, gradebook_csv
 from web.api.identity import require_instructor
+from web.api.request_input import RowId, errors_doc
+from web.api.submissions import iso_time, submission_json
 from web.jobs import regrades
 from web.jobs import worker_table as workers
+from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
+from web.store.gradebook import gradebook, gradebook_csv
 
 router = APIRouter(prefix="/api")
 

@@ -14,12 +14,12 @@ from pydantic import BaseModel, Field
 from judge.vocabulary import Event
 
 from web.api import app_context
-from web.api.request_input import RowId, body_doc, errors_doc, json_body
-from web.store.db import LIVE_PRIORITY, PARITY, QUEUED, Submission
 from web.api.errors import ApiError
 from web.api.identity import instructor_ok, require_instructor
+from web.api.request_input import RowId, body_doc, errors_doc, json_body
 from web.jobs import regrades
 from web.jobs import worker_table as workers
+from web.store.db import LIVE_PRIORITY, PARITY, QUEUED, Submission
 
 router = APIRouter()
 

@@ -18,12 +18,12 @@ from sqlalchemy import func, select
 from judge.vocabulary import Event
 
 from web.api import app_context
-from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
 from web.api.edge import MAX_ROW_ID
 from web.api.errors import ApiError
-from web.api.request_input import RowId, body_doc, errors_doc, json_body
 from web.api.identity import current_visitor, token_hash
+from web.api.request_input import RowId, body_doc, errors_doc, json_body
 from web.api.throttle import client_address
+from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
 
 router = APIRouter(prefix="/api")
 

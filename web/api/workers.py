@@ -22,12 +22,12 @@ from sqlalchemy import select
 from judge.vocabulary import Event
 
 from web.api import app_context
-from web.api.request_input import RowId
-from web.store.db import WorkerRow
 from web.api.edge import worker_token_refusal
 from web.api.errors import ApiError
-from web.jobs.runner import store_result, take_job
+from web.api.request_input import RowId
 from web.jobs import worker_table as workers
+from web.jobs.runner import store_result, take_job
+from web.store.db import WorkerRow
 
 router = APIRouter(prefix="/api/workers", tags=["workers"])
 WORKER_HEADER = "X-Worker-Token"

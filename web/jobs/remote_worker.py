@@ -24,12 +24,13 @@ import socket
 import threading
 import time
 
-from web.jobs.graders import Grader
-from web.jobs.runner import run_job
 from judge.problem import ProblemBank
-from web.jobs.queue import JobQueue, redact_url
+
 from web.client import ServerUnreachable, WorkerClient
+from web.jobs.graders import Grader
+from web.jobs.queue import JobQueue, redact_url
 from web.jobs.remote_backend import ApiBackend
+from web.jobs.runner import run_job
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 30.0

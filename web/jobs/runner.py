@@ -29,10 +29,10 @@ from judge.problem import ProblemBank
 from judge.report import platform_error_report
 from judge.vocabulary import Event
 
-from web.store.db import Database, Submission
+from web.jobs import worker_table as workers
 from web.jobs.graders import Grader
 from web.settings import Settings
-from web.jobs import worker_table as workers
+from web.store.db import Database, Submission
 
 log = logging.getLogger(__name__)
 

@@ -19,13 +19,14 @@ import time
 from huey.consumer import Consumer, ConsumerStopped
 from sqlalchemy import select, update
 
-from web.store.db import DONE, LIVE_PRIORITY, QUEUED, RUNNING, Database, Submission, utcnow
-from web.jobs.graders import Grader
-from web.jobs.runner import DbBackend, run_job
 from judge.problem import ProblemBank
-from web.jobs.queue import JobQueue
-from web.settings import Settings
+
 from web.jobs import worker_table as workers
+from web.jobs.graders import Grader
+from web.jobs.queue import JobQueue
+from web.jobs.runner import DbBackend, run_job
+from web.settings import Settings
+from web.store.db import DONE, LIVE_PRIORITY, QUEUED, RUNNING, Database, Submission, utcnow
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
