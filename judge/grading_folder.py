@@ -127,7 +127,7 @@ def remove_orphans(tmp: str | None = None) -> list[str]:
                     or os.path.exists(os.path.join(path, KEEP_MARK)):
                 continue
             if m:
-                if _alive(int(m.group(1))):
+                if pid_alive(int(m.group(1))):
                     continue
             elif not (_LEGACY.match(name) and time.time() - st.st_mtime > LEGACY_AGE_S):
                 continue
@@ -142,7 +142,8 @@ def remove_orphans(tmp: str | None = None) -> list[str]:
     return removed
 
 
-def _alive(pid: int) -> bool:
+def pid_alive(pid: int) -> bool:
+    """Whether a process of that id exists on this host (owned by anyone)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:

@@ -19,6 +19,7 @@ import time
 from huey.consumer import Consumer, ConsumerStopped
 from sqlalchemy import select, update
 
+from judge.grading_folder import pid_alive
 from judge.problem import ProblemBank
 
 from web.jobs import worker_table as workers
@@ -101,7 +102,7 @@ class JobSystem:
         for sid, owner in rows:
             host, _, rest = (owner or "").partition(":")
             pid = rest.split(":", 1)[0]
-            if host != HOST or not pid.isdigit() or int(pid) == os.getpid() or _alive(int(pid)):
+            if host != HOST or not pid.isdigit() or int(pid) == os.getpid() or pid_alive(int(pid)):
                 continue
             with self.db.session() as s:
                 s.execute(update(Submission)
@@ -192,16 +193,6 @@ def _local_device() -> str:
         return "cuda" if cuda_available() else "cpu"
     except Exception:
         return "cpu"
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 __all__ = ["JobSystem", "QUEUED", "RUNNING", "DONE"]
