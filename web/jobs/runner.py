@@ -25,7 +25,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from judge.problem import ProblemBank
+from judge.problem import ProblemBank, ProblemError
 from judge.report import platform_error_report
 from judge.vocabulary import Event
 
@@ -88,7 +88,10 @@ def take_job(db: Database, settings: Settings, catalog: ProblemBank, submission_
         return "gave-up", None
     version = None
     if with_version and problem is not None:
-        version = problem.version
+        try:
+            version = problem.version
+        except ProblemError:  # no reference solution here: the worker's grading will say so
+            version = None
     return "claimed", Claim(submission_id, owner, attempt, problem_id, code, version, needs)
 
 
