@@ -1,4 +1,5 @@
-"""`python -m judge ...` is the `judge` command."""
+"""`python -m judge ...`: the grading core's verbs of the `judge` command (grade, check, new, import,
+list, doctor); `python -m web` (the console script) has the web platform's too."""
 
 import sys
 
