@@ -46,6 +46,8 @@ def build_parser(front_end_verbs: dict[str, str] | None = None) -> argparse.Argu
     g.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
     g.add_argument("--reveal-hidden", action="store_true",
                    help="show hidden tests' details (instructors)")
+    g.add_argument("--trace", action="store_true",
+                   help="the first failure's whole pool timeline (default: its last 4 steps)")
     c = sub.add_parser("check", parents=[common], help="prove problems sound")
     c.add_argument("problem", nargs="*")
     c.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto")
@@ -82,7 +84,7 @@ def cmd_grade(args, con: Console) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
     else:
-        print_report(con, report.to_dict())
+        print_report(con, report.to_dict(), trace_steps=None if args.trace else 4)
         if report.ie_cause and args.reveal_hidden:
             con.print(report.ie_cause)
     return EXIT_OK if report.passed else EXIT_FAIL

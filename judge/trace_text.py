@@ -117,7 +117,8 @@ def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
         return []
     shown = steps if last is None else steps[-last:]
     total = max((trace.get("total") or {}).values() or [len(steps)])
-    lines = [t["head"].format(first=shown[0], last=shown[-1], total=total)]
+    # numbered from 1, as the page's timeline numbers them
+    lines = [t["head"].format(first=shown[0] + 1, last=shown[-1] + 1, total=total)]
     if len(shown) < len(steps):
         lines.append("  " + t["more"].format(n=len(steps) - len(shown)))
     diverges = trace.get("diverges_at")
@@ -127,11 +128,11 @@ def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
         e, g = expected.get(i), got.get(i)
         if i != diverges and e is not None and e == g:
             body = _step_lines(e, set(), paint, 8, before)
-            lines.append(f"  {i:>4}  {body[0]}")
+            lines.append(f"  {i + 1:>4}  {body[0]}")
             lines += [f"        {b}" for b in body[1:]]
             before = dict(_state_parts(e.get("state")))
             continue
-        lines.append(paint(f"  >{i:>3}") + "  " + t["expected"] + " / " + t["got"] + ":")
+        lines.append(paint(f"  >{i + 1:>3}") + "  " + t["expected"] + " / " + t["got"] + ":")
         mark = _differing(e, g)
         for name, step in ((t["expected"], e), (t["got"], g)):
             head = f"        {name}:{' ' * (pad - _width(name))} "
@@ -145,5 +146,5 @@ def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
     if diverges is None:
         lines.append(t["agree"])
     else:
-        lines.append(t["parts"].format(i=diverges, where=trace.get("differs") or "the step"))
+        lines.append(t["parts"].format(i=diverges + 1, where=trace.get("differs") or "the step"))
     return lines

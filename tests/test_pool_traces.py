@@ -241,11 +241,11 @@ def test_text_diff_marks_the_differing_step():
     got = ref[:5] + [step(5, [7])]
     lines = trace_lines(trace_diff(ref, got), last=3)
     text = "\n".join(lines)
-    assert "steps 3-5 of 6" in lines[0] and "3 earlier steps" in text
+    assert "steps 4-6 of 6" in lines[0] and "3 earlier steps" in text
     assert "lookup(A[0]) *-> [5]" in text and "lookup(A[0]) *-> [7]" in text
-    assert text.count(">  5") == 1 and "first differ at step 5, in ['result'][0]" in text
+    assert text.count(">  6") == 1 and "first differ at step 6, in ['result'][0]" in text
     everything = trace_lines(trace_diff(ref, got), last=None)
-    assert all(f"{i}  lookup" in "\n".join(everything) for i in range(5))
+    assert all(f"{i}  lookup" in "\n".join(everything) for i in range(1, 6))
     assert "agree in every step" in "\n".join(trace_lines(trace_diff(ref, ref)))
 
 

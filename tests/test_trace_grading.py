@@ -100,12 +100,12 @@ def practice(tmp_path, *args):
 def test_cli_prints_the_last_steps_and_all_with_trace(tmp_path):
     data = json.loads(practice(tmp_path, "--json").stdout)
     trace = data["first_failure"]["trace"]
-    d = trace["diverges_at"]
+    n = trace["diverges_at"] + 1   # steps are numbered from 1, as on the page
     short = practice(tmp_path).stdout
-    assert f"Pool timeline, steps {d - 3}-{d} of" in short
-    assert f">{d:>3}  expected / got:" in short and f"first differ at step {d}" in short
-    assert f"{d - 4:>6}  " not in short and "earlier steps not shown" in short
+    assert f"Pool timeline, steps {n - 3}-{n} of" in short
+    assert f">{n:>3}  expected / got:" in short and f"first differ at step {n}" in short
+    assert f"{n - 4:>6}  " not in short and "earlier steps not shown" in short
     full = practice(tmp_path, "--trace").stdout
-    assert f"Pool timeline, steps 0-{d} of" in full and "earlier steps" not in full
+    assert f"Pool timeline, steps 1-{n} of" in full and "earlier steps" not in full
     step0 = trace["expected"][0]
-    assert f"     0  {step0['op']}(" in full
+    assert f"     1  {step0['op']}(" in full
