@@ -38,7 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Mapping
 
-if TYPE_CHECKING:  # the page imports this module (judging.py) without the sandbox package
+if TYPE_CHECKING:  # the page imports this module (test_verdict.py) without the sandbox package
     from .sandbox.usage import Usage
 
 WALL_FACTOR = 3.0

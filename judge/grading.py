@@ -4,7 +4,7 @@
 2. The reference's observations for this problem version and device (cached on disk).
 3. Each suite (public, then hidden) runs in its own sandboxed child over a fresh copy of the
    files it may see; the parent follows the results its runner sends and emits progress events.
-4. Each test is judged against the reference outside both processes (judging.py); the overall
+4. Each test is judged against the reference outside both processes (test_verdict.py); the overall
    verdict, the score, timings and provenance make the Report.
 Anything unexpected in the judge itself gives IE ("internal error"): the cause is logged and
 kept in `report.ie_cause`, never shown to the student.
@@ -23,7 +23,7 @@ from . import environment as env
 from .clock import TimeLimits
 from .config import settings
 from .experiment import report_experiment
-from .judging import Context, Redactor, compile_error, judge_test
+from .test_verdict import Context, Redactor, compile_error, judge_test
 from .problem import SUITES, Problem, load_problem
 from .reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from .report import Failure, Report, TestResult

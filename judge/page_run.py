@@ -2,7 +2,7 @@
 (Pyodide, in a Web Worker), judged by the same modules that judge Submit on the server.
 
 The sandbox runner's pytest plugin (judge/runner/) writes its events to a file in the page's
-in-memory filesystem, `results.ChildLog` reads them back, `judging.judge_test` gives each test
+in-memory filesystem, `child_log.ChildLog` reads them back, `test_verdict.judge_test` gives each test
 its verdict against the reference's entry for it (the server's `public_expectations`, passed
 through unchanged), and `report.Report` with `verdict.overall` makes the result. So the page and
 the server give the same per-test verdicts and the same first divergence for the same code
@@ -33,9 +33,9 @@ import types
 
 from . import runner as runner_package
 from .bounded import strict_dumps
-from .judging import Context, Redactor, compile_error, judge_test
+from .test_verdict import Context, Redactor, compile_error, judge_test
 from .report import Failure, Report, TestResult
-from .results import ChildLog
+from .child_log import ChildLog
 from .runner import plugin
 from .runner.__main__ import pytest_args
 from .runner.errors import describe_import_error

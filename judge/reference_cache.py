@@ -228,7 +228,7 @@ def public_expectations(problem: Problem | str, device: str = "cpu") -> dict[str
     """The reference's entry for each public test ({test name: {outcome, observations: [{label,
     value}, ...], time_s, ...}}), from the same cache grading uses, kept in this process's
     memory per problem version: what the page's Run (judge/page_run.py) judges against, each
-    entry exactly as `judging.judge_test` takes it. Raises ReferenceFailure (again for
+    entry exactly as `test_verdict.judge_test` takes it. Raises ReferenceFailure (again for
     RETRY_S seconds after a failure, without running the reference)."""
     from .problem import load_problem
 

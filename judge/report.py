@@ -7,7 +7,7 @@ before the test started; counts as failed) and SKIP (skipped by the reference to
 A hidden test carries only its verdict, and a failure its kind and the observation's label (the
 reference's): no time, no count of observations, no exception type or line, all of which the
 submission could pick to spell out the hidden tests. Those are the only fields put into it in
-the first place (judging.py), and `to_dict` leaves out the rest again, so nothing else can leak
+the first place (test_verdict.py), and `to_dict` leaves out the rest again, so nothing else can leak
 through a front end.
 """
 

@@ -23,7 +23,7 @@ from typing import Callable
 from .bounded import SCRATCH_FILES, SCRATCH_MB
 from .clock import PhaseClock, TimeLimits, suite_wall_net
 from .config import settings
-from .results import MAX_RESULTS_BYTES, ChildLog
+from .child_log import MAX_RESULTS_BYTES, ChildLog
 from .grading_folder import View
 
 from .sandbox import Limits, child_pipe, run_sandboxed

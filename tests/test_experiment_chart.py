@@ -6,7 +6,7 @@ from types import SimpleNamespace
 from judge import load_problem
 from judge.experiment import problem_experiment, report_experiment, series_of
 from judge.report import TestResult
-from judge.results import TestRecord
+from judge.child_log import TestRecord
 from judge.verdict import Verdict
 
 NAME = "hidden/test_experiment.py::test_chapter_experiment"

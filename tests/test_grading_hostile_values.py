@@ -39,8 +39,8 @@ def test_deep_nesting_is_refused_not_an_internal_error(problem, cache):  # noqa:
 def test_lines_the_runner_never_wrote_are_not_parsed_but_judged():
     """Whatever reaches the results file, the parent reads no line over its size or depth
     limits: the test it names gets OLE with the reason."""
-    from judge.judging import Context, judge_test
-    from judge.results import ChildLog
+    from judge.test_verdict import Context, judge_test
+    from judge.child_log import ChildLog
 
     log = ChildLog()
     name = "test_basic.py::test_example_put_get"

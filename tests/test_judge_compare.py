@@ -4,9 +4,9 @@ parser and the per-test judging rules, without running anything."""
 import json
 
 from judge.compare import compare, first_difference
-from judge.judging import Context, Redactor, judge_test
+from judge.test_verdict import Context, Redactor, judge_test
 from judge.report import Failure, Report, TestResult
-from judge.results import ChildLog, TestRecord
+from judge.child_log import ChildLog, TestRecord
 from judge.verdict import Verdict, overall
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from judge.compare import TRACE_TAIL, cut_trace, trace_diff
 from judge.report import Failure, Report, TestResult
-from judge.results import MAX_TRACE_STEPS, ChildLog
+from judge.child_log import MAX_TRACE_STEPS, ChildLog
 from judge.runner import plugin
 from judge.runner.events import EventWriter
 from judge.runner.trace import MAX_STEP_BYTES, MAX_STEPS, name_prompts, traced
@@ -250,8 +250,8 @@ def test_text_diff_marks_the_differing_step():
 
 
 def test_judging_attaches_timelines_to_failing_public_tests_only():
-    from judge.judging import Context, Redactor, judge_test
-    from judge.results import TestRecord
+    from judge.test_verdict import Context, Redactor, judge_test
+    from judge.child_log import TestRecord
 
     class Run:
         log = clock = None

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ..clock import TimeLimits, suite_wall_net
 from ..problem import Problem
-from ..results import read_capped
+from ..child_log import read_capped
 from ..sandbox import Limits, run_sandboxed
 from ..suite_run import RESULTS, child_env
 from ..grading_folder import View

@@ -1,7 +1,7 @@
 """One test's verdict: what the child said about it, held against the reference's observations.
 
 Rules, in the order the events happened inside the test:
-- lines about the test reached the parent out of order (results.py: forged) -> WA;
+- lines about the test reached the parent out of order (child_log.py: forged) -> WA;
 - an observation that differs from the reference's (label, value) -> WA at the first one;
 - then how the test ended: passed -> AC if the stream matches in full (counts too) else WA;
   timeout -> TLE; MemoryError -> MLE; an exception with a frame in the submission -> RE;
@@ -22,7 +22,7 @@ For hidden tests only the verdict, the kind of failure (a fixed word) and the re
 leave this module: no time, no count of observations, no exception name or line number, since
 the submission could choose any of those to spell out what it read in the hidden tests. For
 public tests, text the child produced is shown after `Redactor` removed any line of the hidden
-tests or of the reference solution. A test whose lines came out of order (results.py) fails.
+tests or of the reference solution. A test whose lines came out of order (child_log.py) fails.
 """
 
 from __future__ import annotations
