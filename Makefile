@@ -7,7 +7,7 @@ run: setup
 
 test:
 	scripts/setup.sh --test
-	.venv/bin/python -m pytest -q
+	.venv/bin/python -m pytest -q --durations=25
 	.venv/bin/judge check
 
 experiment: setup
