@@ -140,7 +140,7 @@ def cmd_list(args, con: Console) -> int:
                           for p in problems], ensure_ascii=False, indent=1))
         return EXIT_OK
     if not problems:
-        con.print(con.t("no_problems"))
+        con.print(con.t("no problems found"))
         return EXIT_OK
     con.table(["id", "slug", "title", "difficulty", "runs on"],
               [[p.id, p.slug, p.title(con.lang), p.difficulty, ", ".join(p.runs_on())]

@@ -1,5 +1,6 @@
-"""Terminal output shared by `judge` (cli.py) and `practice/judge.py`: messages in en/zh,
-colors when writing to a terminal, a progress bar fed by grade()'s events, tables."""
+"""Terminal output shared by `judge` (cli.py) and `practice/judge.py`: messages in en/zh
+(judge/messages), colors when writing to a terminal, a progress bar fed by grade()'s events,
+tables."""
 
 from __future__ import annotations
 
@@ -12,57 +13,7 @@ import unicodedata
 
 from .compare import NOTHING, value_at
 from .trace_text import trace_lines
-from .verdict import describe as verdict_name
-
-MESSAGES = {
-    "en": {
-        "verdict": "Verdict", "score": "score", "test": "test", "time": "time",
-        "result": "result", "first_failure": "First failure", "expected": "expected",
-        "got": "got", "label": "observation", "compile_error": "Your file does not import",
-        "internal_error": "Internal error in the judge (not your fault); please report it.",
-        "hidden_note": "(hidden test: only the verdict and the observation's label are shown)",
-        "scored_hidden": "The score counts the hidden tests only; the public tests are for "
-                         "practice.",
-        "line": "line", "output": "What your code printed (public tests, last lines)",
-        "check_ok": "{name}: OK", "check_fail": "{name}: FAILED",
-        "submission": "submission", "expect": "expect", "problems": "problems",
-        "warnings": "warnings", "doctor_python": "Python", "doctor_torch": "PyTorch",
-        "doctor_device": "device", "doctor_sandbox": "sandbox",
-        "doctor_missing": "missing layers (weaker isolation here)",
-        "not_installed": "not installed", "layers": "layers",
-        "no_problems": "no problems found", "where": "where", "at": "at",
-        "nothing": "nothing",
-        "meaning_full": "Full isolation: safe to grade other people's submissions here.",
-        "meaning_partial": "Grading works; isolation is weaker than on a full server setup "
-                           "(see the missing layers).",
-        "meaning_none": "No isolation beyond resource limits: fine for grading your own code, "
-                        "not for grading other people's.",
-        "report_missing": "Sandbox layers missing here: {layers}. Graded anyway, with weaker "
-                          "isolation: fine for your own code (`judge doctor` says why).",
-    },
-    "zh": {
-        "verdict": "结果", "score": "得分", "test": "测试", "time": "用时",
-        "result": "结果", "first_failure": "第一个失败", "expected": "期望",
-        "got": "实际", "label": "观测", "compile_error": "你的文件无法导入",
-        "internal_error": "评测系统内部错误（不是你的问题），请报告。",
-        "hidden_note": "（隐藏测试：只显示结果和观测的名称）",
-        "scored_hidden": "得分只计算隐藏测试；公开测试用于练习。",
-        "line": "行", "output": "你的代码的输出（公开测试，最后几行）",
-        "check_ok": "{name}：通过", "check_fail": "{name}：未通过",
-        "submission": "提交", "expect": "期望", "problems": "问题",
-        "warnings": "警告", "doctor_python": "Python", "doctor_torch": "PyTorch",
-        "doctor_device": "设备", "doctor_sandbox": "沙箱",
-        "doctor_missing": "缺少的隔离层（本机隔离较弱）",
-        "not_installed": "未安装", "layers": "隔离层",
-        "no_problems": "没有找到题目", "where": "位置", "at": "位置",
-        "nothing": "无",
-        "meaning_full": "完整隔离：可以在这里评测他人的提交。",
-        "meaning_partial": "可以评测；隔离弱于完整的服务器配置（见缺少的隔离层）。",
-        "meaning_none": "除资源限制外没有隔离：适合评测你自己的代码，不适合评测他人的代码。",
-        "report_missing": "本机缺少的沙箱隔离层：{layers}。仍已评测，但隔离较弱：适合评测你自己的代码"
-                          "（原因见 `judge doctor`）。",
-    },
-}
+from .messages import LANGS, translate, verdict_name
 
 COLORS = {"green": "32", "red": "31", "yellow": "33", "dim": "2", "bold": "1", "cyan": "36"}
 VERDICT_COLOR = {"AC": "green", "WA": "red", "RE": "red", "TLE": "yellow", "MLE": "yellow",
@@ -87,13 +38,14 @@ def width(text: str) -> int:
 
 class Console:
     def __init__(self, lang: str | None = None, stream=None, color: bool | None = None):
-        self.lang = lang if lang in MESSAGES else default_lang()
+        self.lang = lang if lang in LANGS else default_lang()
         self.out = stream or sys.stdout
         tty = hasattr(self.out, "isatty") and self.out.isatty()
         self.color = tty and not os.environ.get("NO_COLOR") if color is None else color
 
-    def t(self, key: str, **kw) -> str:
-        return MESSAGES[self.lang].get(key, MESSAGES["en"].get(key, key)).format(**kw)
+    def t(self, text: str, **kw) -> str:
+        """`text` (English) in the console's language (judge/messages)."""
+        return translate(text, self.lang, **kw)
 
     def c(self, text: str, color: str) -> str:
         return f"\033[{COLORS[color]}m{text}\033[0m" if self.color and color else text
@@ -186,16 +138,16 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> Non
     con.print()
     ce = report.get("compile_error")
     if ce:
-        con.print(con.c(con.t("compile_error"), "red"))
+        con.print(con.c(con.t("Your file does not import"), "red"))
         con.print(ce.get("traceback") or f"{ce.get('exc_type')}: {ce.get('message')}")
         con.print()
     ff = report.get("first_failure")
     if ff and report["verdict"] != "IE":
         hidden = ff["test"].startswith("hidden/")
-        con.print(con.c(f"{con.t('first_failure')}: {ff['test']} ({ff['verdict']}, "
+        con.print(con.c(f"{con.t('First failure')}: {ff['test']} ({ff['verdict']}, "
                         f"{verdict_name(ff['verdict'], con.lang)})", "bold"))
         if ff.get("label") is not None:
-            con.print(f"  {con.t('label')}: {ff['label']}")
+            con.print(f"  {con.t('observation')}: {ff['label']}")
         if not hidden and ff.get("kind") == "observation":
             names = [con.t("expected"), con.t("got")]
             pad = max(width(n) for n in names)
@@ -220,23 +172,28 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> Non
                                     paint=lambda s: con.c(s, "red")):
                 con.print("  " + line)
         if hidden:
-            con.print(con.c("  " + con.t("hidden_note"), "dim"))
+            con.print(con.c("  " + con.t("(hidden test: only the verdict and the observation's "
+                                         "label are shown)"), "dim"))
         con.print()
     if report.get("output") and report["verdict"] != "AC":
-        con.print(con.c(con.t("output"), "dim"))
+        con.print(con.c(con.t("What your code printed (public tests, last lines)"), "dim"))
         con.print(report["output"].rstrip()[-1500:])
         con.print()
     if report["verdict"] == "IE":
-        con.print(con.c(con.t("internal_error"), "yellow"))
+        con.print(con.c(con.t("Internal error in the judge (not your fault); please report it."),
+                        "yellow"))
     missing = (report.get("provenance") or {}).get("missing_layers")
     if missing:
-        con.print(con.c(con.t("report_missing", layers=", ".join(missing)), "yellow"))
+        con.print(con.c(con.t("Sandbox layers missing here: {layers}. Graded anyway, with weaker "
+                              "isolation: fine for your own code (`judge doctor` says why).",
+                              layers=", ".join(missing)), "yellow"))
     v = report["verdict"]
-    con.print(f"{con.t('verdict')}: {con.verdict(v)} ({verdict_name(v, con.lang)})   "
+    con.print(f"{con.t('Verdict')}: {con.verdict(v)} ({verdict_name(v, con.lang)})   "
               f"{con.t('score')}: {report['score'] * 100:.0f}%")
     suites = {t["name"].split("/", 1)[0] for t in report["tests"]}
     if report.get("scored_suites") == ["hidden"] and len(suites) > 1:
-        con.print(con.c(con.t("scored_hidden"), "dim"))
+        con.print(con.c(con.t("The score counts the hidden tests only; the public tests are for "
+                              "practice."), "dim"))
 
 
 CELL = {"AC": ".", "WA": "W", "RE": "R", "TLE": "T", "MLE": "M", "OLE": "O", "CE": "C",
@@ -274,21 +231,28 @@ def print_check(con: Console, result) -> None:
         con.print(con.c(f"  {e}", "red"))
     for w in result.warnings:
         con.print(con.c(f"  {con.t('warnings')}: {w}", "yellow"))
-    key = "check_ok" if result.ok else "check_fail"
-    con.print(con.c(con.t(key, name=result.name), "green" if result.ok else "red"))
+    outcome = "{name}: OK" if result.ok else "{name}: FAILED"
+    con.print(con.c(con.t(outcome, name=result.name), "green" if result.ok else "red"))
 
 
 def print_doctor(con: Console, info: dict) -> None:
-    con.print(f"{con.t('doctor_python')}: {info['python']}")
-    con.print(f"{con.t('doctor_torch')}: {info['torch'] or con.t('not_installed')}")
+    con.print(f"{con.t('Python')}: {info['python']}")
+    con.print(f"{con.t('PyTorch')}: {info['torch'] or con.t('not installed')}")
     dev = info["device"] + (f" ({info['gpu_name']})" if info.get("gpu_name") else "")
-    con.print(f"{con.t('doctor_device')}: {dev}")
-    con.print(f"{con.t('doctor_sandbox')}: {info['sandbox_mode']}")
+    con.print(f"{con.t('device')}: {dev}")
+    con.print(f"{con.t('sandbox')}: {info['sandbox_mode']}")
     for name, layer in info["layers"].items():
         mark = con.c("ok", "green") if layer["ok"] else con.c("--", "yellow")
         con.print(f"  {mark} {name} = {layer['ok']}: {layer['why']}")
     if info["missing"]:
-        con.print(con.c(f"{con.t('doctor_missing')}: {', '.join(info['missing'])}", "yellow"))
-    key = ("meaning_none" if info["sandbox_mode"] == "none" else
-           "meaning_partial" if info["missing"] else "meaning_full")
-    con.print(con.c(con.t(key), "bold"))
+        con.print(con.c(f"{con.t('missing layers (weaker isolation here)')}: "
+                        f"{', '.join(info['missing'])}", "yellow"))
+    if info["sandbox_mode"] == "none":
+        meaning = ("No isolation beyond resource limits: fine for grading your own code, not for "
+                   "grading other people's.")
+    elif info["missing"]:
+        meaning = ("Grading works; isolation is weaker than on a full server setup (see the "
+                   "missing layers).")
+    else:
+        meaning = "Full isolation: safe to grade other people's submissions here."
+    con.print(con.c(con.t(meaning), "bold"))

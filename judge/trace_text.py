@@ -9,21 +9,7 @@ import json
 import unicodedata
 from typing import Callable
 
-MESSAGES = {
-    "en": {"head": "Pool timeline, steps {first}-{last} of {total} (your code beside the "
-                   "reference's)",
-           "agree": "The timelines agree in every step; the failure is in something they do "
-                    "not show.",
-           "parts": "They first differ at step {i}, in {where}.",
-           "expected": "expected", "got": "got", "none": "(no such step)",
-           "more": "{n} earlier steps not shown (--trace shows them all)"},
-    "zh": {"head": "块池时间线，第 {first}-{last} 步，共 {total} 步（你的代码与参考实现并列）",
-           "agree": "两条时间线每一步都相同；失败出在它们没有显示的地方。",
-           "parts": "第一次不同在第 {i} 步：{where}。",
-           "expected": "期望", "got": "实际", "none": "（没有这一步）",
-           "more": "前面还有 {n} 步未显示（--trace 显示全部）"},
-}
-
+from .messages import translate
 
 WIDTH = 100
 
@@ -109,7 +95,7 @@ def _differing(e, g) -> set[str]:
 def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
                 paint: Callable[[str], str] = lambda s: s) -> list[str]:
     """The timelines' last `last` steps (all with None) as lines to print, indented by 2."""
-    t = MESSAGES.get(lang, MESSAGES["en"])
+    expected_word, got_word = translate("expected", lang), translate("got", lang)
     expected = {s.get("i"): s for s in trace.get("expected") or [] if isinstance(s, dict)}
     got = {s.get("i"): s for s in trace.get("got") or [] if isinstance(s, dict)}
     steps = sorted(i for i in expected.keys() | got.keys() if isinstance(i, int))
@@ -118,12 +104,14 @@ def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
     shown = steps if last is None else steps[-last:]
     total = max((trace.get("total") or {}).values() or [len(steps)])
     # numbered from 1, as the page's timeline numbers them
-    lines = [t["head"].format(first=shown[0] + 1, last=shown[-1] + 1, total=total)]
+    lines = [translate("Pool timeline, steps {first}-{last} of {total} (your code beside the "
+                       "reference's)", lang, first=shown[0] + 1, last=shown[-1] + 1, total=total)]
     if len(shown) < len(steps):
-        lines.append("  " + t["more"].format(n=len(steps) - len(shown)))
+        lines.append("  " + translate("{n} earlier steps not shown (--trace shows them all)",
+                                      lang, n=len(steps) - len(shown)))
     diverges = trace.get("diverges_at")
     before = None
-    pad = max(_width(t["expected"]), _width(t["got"]))
+    pad = max(_width(expected_word), _width(got_word))
     for i in shown:
         e, g = expected.get(i), got.get(i)
         if i != diverges and e is not None and e == g:
@@ -132,19 +120,21 @@ def trace_lines(trace: dict, *, last: int | None = 4, lang: str = "en",
             lines += [f"        {b}" for b in body[1:]]
             before = dict(_state_parts(e.get("state")))
             continue
-        lines.append(paint(f"  >{i + 1:>3}") + "  " + t["expected"] + " / " + t["got"] + ":")
+        lines.append(paint(f"  >{i + 1:>3}") + "  " + expected_word + " / " + got_word + ":")
         mark = _differing(e, g)
-        for name, step in ((t["expected"], e), (t["got"], g)):
+        for name, step in ((expected_word, e), (got_word, g)):
             head = f"        {name}:{' ' * (pad - _width(name))} "
             if step is None:
-                lines.append(head + t["none"])
+                lines.append(head + translate("(no such step)", lang))
                 continue
             body = _step_lines(step, mark, paint, _width(head), before)
             lines.append(head + body[0])
             lines += [" " * _width(head) + b for b in body[1:]]
         before = dict(_state_parts((e or g or {}).get("state")))
     if diverges is None:
-        lines.append(t["agree"])
+        lines.append(translate("The timelines agree in every step; the failure is in something "
+                               "they do not show.", lang))
     else:
-        lines.append(t["parts"].format(i=diverges + 1, where=trace.get("differs") or "the step"))
+        lines.append(translate("They first differ at step {i}, in {where}.", lang, i=diverges + 1,
+                               where=trace.get("differs") or "the step"))
     return lines

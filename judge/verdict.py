@@ -31,19 +31,11 @@ class Verdict(str, Enum):
         return self is not Verdict.SKIP
 
 
-NAMES = {
-    "en": {"AC": "accepted", "WA": "wrong answer", "RE": "runtime error",
-           "TLE": "time limit exceeded", "MLE": "memory limit exceeded",
-           "OLE": "output limit exceeded", "CE": "does not import (compile error)",
-           "IE": "internal error", "NR": "not run", "SKIP": "skipped"},
-    "zh": {"AC": "通过", "WA": "答案错误", "RE": "运行错误", "TLE": "超出时间限制",
-           "MLE": "超出内存限制", "OLE": "输出超限", "CE": "无法导入（编译错误）",
-           "IE": "评测系统内部错误", "NR": "未运行", "SKIP": "已跳过"},
-}
-
-
-def describe(verdict: Verdict | str, lang: str = "en") -> str:
-    return NAMES.get(lang, NAMES["en"])[str(verdict)]
+# Each verdict's name in English; the other languages' come from judge/messages (verdict_name).
+NAMES = {"AC": "accepted", "WA": "wrong answer", "RE": "runtime error",
+         "TLE": "time limit exceeded", "MLE": "memory limit exceeded",
+         "OLE": "output limit exceeded", "CE": "does not import (compile error)",
+         "IE": "internal error", "NR": "not run", "SKIP": "skipped"}
 
 
 def overall(tests_in_order, *, compile_error: bool = False, internal_error: bool = False) -> Verdict:

@@ -1,6 +1,6 @@
 """The words every front end shares: the events a grading streams and the verdicts with their
-names in each language (`judge.verdict.NAMES`, the one table the command lines, the pages and
-the browser use).
+English names (`judge.verdict.NAMES`; the other languages' are in judge/messages, which the
+browser bundles too).
 
     python -m judge.vocabulary > web/frontend/src/vocabulary.js    (scripts/build_frontend.sh)
 
@@ -47,9 +47,8 @@ def to_javascript() -> str:
         f"export const EVENTS = Object.freeze({json.dumps(events, indent=2)});",
         f"export const STREAM_ORDER = Object.freeze({json.dumps([e.value for e in STREAM_ORDER])});",
         f"export const VERDICTS = Object.freeze({json.dumps([v.value for v in Verdict])});",
-        "// Verdict names by language: the words the command line and the pages use too.",
-        f"export const VERDICT_NAMES = Object.freeze("
-        f"{json.dumps(NAMES, indent=2, ensure_ascii=False)});",
+        "// Verdict names in English (i18n.js translates them): the command line's words too.",
+        f"export const VERDICT_NAMES = Object.freeze({json.dumps(NAMES, indent=2)});",
     ]
     return "\n".join(lines) + "\n"
 

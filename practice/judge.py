@@ -34,40 +34,10 @@ sys.path[:] = [str(REPO)] + [p for p in sys.path
                              if Path(p or os.curdir).resolve() not in (_HERE, REPO)]
 
 from judge.console import Console, Progress, print_check, print_doctor, print_report  # noqa: E402
+from judge.messages import translate  # noqa: E402
 from judge.problem import ProblemError, list_problems, load_problem  # noqa: E402
 
 VERBS = ("list", "start", "test", "doctor", "check", "solution")
-
-TEXT = {
-    "en": {
-        "not_started": "not started", "started": "started", "status": "status",
-        "runs_on": "runs on", "title": "title", "difficulty": "difficulty",
-        "started_at": "Your file: {path}",
-        "exists": "{path} already exists; it was left as it is.",
-        "next": "Next: edit it, then run  python practice/judge.py test {id}",
-        "no_file": "No file to grade: {path} does not exist. Start with  "
-                   "python practice/judge.py start {id}",
-        "solution": "Solutions are not shown for graded problems (they have hidden tests). "
-                    "`test {id}` tells you where your code first differs from the reference.",
-        "last": "last: {verdict} {score}",
-        "explanation": "Accepted. The problem's explanation:",
-    },
-    "zh": {
-        "not_started": "未开始", "started": "已开始", "status": "状态",
-        "runs_on": "运行环境", "title": "标题", "difficulty": "难度",
-        "started_at": "你的文件：{path}",
-        "exists": "{path} 已存在，保持原样。",
-        "next": "下一步：编辑它，然后运行  python practice/judge.py test {id}",
-        "no_file": "没有可评测的文件：{path} 不存在。先运行  python practice/judge.py start {id}",
-        "solution": "有隐藏测试的题目不提供参考答案。`test {id}` 会告诉你你的代码与参考实现"
-                    "第一次不同的地方。",
-        "last": "上次：{verdict} {score}",
-        "explanation": "已通过。本题题解：",
-    },
-}
-WHERE = {"en": {"browser": "browser", "cpu": "CPU", "gpu": "GPU"},
-         "zh": {"browser": "浏览器", "cpu": "CPU", "gpu": "GPU"}}
-
 
 def workspace() -> Path:
     return Path(os.environ.get("KVPRACTICE_WORKSPACE") or REPO / "practice" / "workspace")
@@ -82,48 +52,48 @@ def last_result_path(problem) -> Path:
 
 
 def status(problem, lang: str) -> str:
-    t = TEXT[lang]
     if not work_file(problem).exists():
-        return t["not_started"]
+        return translate("not started", lang)
     try:
         last = json.loads(last_result_path(problem).read_text(encoding="utf-8"))
-        return t["last"].format(verdict=last["verdict"], score=f"{last['score'] * 100:.0f}%")
+        return translate("last: {verdict} {score}", lang, verdict=last["verdict"],
+                         score=f"{last['score'] * 100:.0f}%")
     except (OSError, ValueError, KeyError):
-        return t["started"]
+        return translate("started", lang)
 
 
 def cmd_list(args, con: Console) -> int:
-    t, where = TEXT[con.lang], WHERE[con.lang]
+    where = {"browser": "browser", "cpu": "CPU", "gpu": "GPU"}
     rows = [[p.id, p.name, p.title(con.lang), p.difficulty,
-             "/".join(where[w] for w in p.runs_on()), status(p, con.lang)]
+             "/".join(con.t(where[w]) for w in p.runs_on()), status(p, con.lang)]
             for p in list_problems(strict=False)]
-    con.table(["#", "id", t["title"], t["difficulty"], t["runs_on"], t["status"]], rows)
+    con.table(["#", "id", con.t("title"), con.t("difficulty"), con.t("runs on"), con.t("status")],
+              rows)
     return 0
 
 
 def cmd_start(args, con: Console) -> int:
-    t = TEXT[con.lang]
     p = load_problem(args.problem)
     dest = work_file(p)
     dest.parent.mkdir(parents=True, exist_ok=True)
     if dest.exists():
-        con.print(t["exists"].format(path=dest))
+        con.print(con.t("{path} already exists; it was left as it is.", path=dest))
     else:
         shutil.copyfile(p.starter_path, dest)
     con.print(p.statement(con.lang))
-    con.print(con.c(t["started_at"].format(path=dest), "bold"))
-    con.print(t["next"].format(id=p.id))
+    con.print(con.c(con.t("Your file: {path}", path=dest), "bold"))
+    con.print(con.t("Next: edit it, then run  python practice/judge.py test {id}", id=p.id))
     return 0
 
 
 def cmd_test(args, con: Console) -> int:
     from judge.grading import grade
 
-    t = TEXT[con.lang]
     p = load_problem(args.problem)
     path = Path(args.file) if args.file else work_file(p)
     if not path.is_file():
-        print(t["no_file"].format(path=path, id=p.id), file=sys.stderr)
+        print(con.t("No file to grade: {path} does not exist. Start with  "
+                    "python practice/judge.py start {id}", path=path, id=p.id), file=sys.stderr)
         return 2
     source = path.read_text(encoding="utf-8")
     if args.remote:
@@ -150,7 +120,7 @@ def _show_explanation(con: Console, problem) -> None:
     """Imported problems carry the handbook's explanation; it is earned by a full AC."""
     text = problem.explanation(con.lang)
     if text:
-        con.print("\n" + con.c(TEXT[con.lang]["explanation"], "bold") + "\n")
+        con.print("\n" + con.c(con.t("Accepted. The problem's explanation:"), "bold") + "\n")
         con.print(text.rstrip())
 
 
@@ -209,7 +179,9 @@ def cmd_check(args, con: Console) -> int:
 
 def cmd_solution(args, con: Console) -> int:
     p = load_problem(args.problem)
-    con.print(TEXT[con.lang]["solution"].format(id=p.id))
+    con.print(con.t("Solutions are not shown for graded problems (they have hidden tests). "
+                    "`test {id}` tells you where your code first differs from the reference.",
+                    id=p.id))
     return 0
 
 

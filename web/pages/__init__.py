@@ -1,2 +1,2 @@
-"""The server-rendered pages (routes; templates in web/templates), their Markdown (markdown) and
-the instructor pages' words (instructor_text)."""
+"""The server-rendered pages (routes; templates in web/templates, their words looked up in
+judge/messages) and their Markdown (markdown)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
@@ -10,10 +11,10 @@ from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
 from judge.environment import grading_python
+from judge.messages import LANGS, translate
 
 from web.api.submissions import submission_json
 from web.api.instructor import overview
-from web.pages.instructor_text import instructor_text
 from web.store.db import LIVE, Submission, Visitor
 from web.store.gradebook import gradebook, student_cells
 from web.api.identity import (INSTRUCTOR_COOKIE, find_visitor, instructor_ok, instructor_token_matches,
@@ -25,61 +26,12 @@ router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
 LANG_COOKIE = "kvp_lang"
 
-UI = {
-    "en": {
-        "problems": "Problems", "history": "My submissions", "instructor": "Instructor",
-        "difficulty": "Difficulty", "chapter": "Chapter", "status": "Your status",
-        "title": "Title", "run": "Run", "submit": "Submit", "download": "Download",
-        "reset": "Reset to starter", "results": "Results", "statement": "Statement",
-        "counts": "The server's verdict is the one that counts: Run executes the public tests "
-                  "in your browser (Python 3.14 in Pyodide, no torch); Submit grades the full "
-                  "hidden suite on the server (Python {python}). The score counts the hidden "
-                  "tests only: the public ones are for practice.",
-        "python_loading": "Loading Python in the page…", "python_ready": "Python ready",
-        "run_hint": "Ctrl/Cmd+Enter runs the public tests", "verdict": "Verdict",
-        "score": "Score", "submitted": "Submitted", "no_submissions": "No submissions yet.",
-        "display_name": "Display name", "save": "Save", "code": "Code", "tests": "Tests",
-        "not_built": "The editor is not built on this server: run `bash scripts/build_frontend.sh`.",
-        "solved": "solved", "tried": "tried", "submission": "Submission",
-        "explanation": "Explanation",
-        "explanation_locked": "This problem has a worked explanation: it opens here once one "
-                              "of your submissions is accepted (AC).",
-        "source": "Source", "licence": "Licence", "changes": "Changes",
-        "best": "best", "latest": "latest", "attempts": "attempts",
-        "load_code": "Load this code into the editor",
-        "load_code_hint": "Replaces the problem's draft in this browser with this submission's "
-                          "code and opens the problem.",
-    },
-    "zh": {
-        "problems": "题目", "history": "我的提交", "instructor": "教师",
-        "difficulty": "难度", "chapter": "章节", "status": "你的状态", "title": "标题",
-        "run": "运行", "submit": "提交", "download": "下载", "reset": "恢复初始代码",
-        "results": "结果", "statement": "题面",
-        "counts": "以服务器的判定为准：“运行”在浏览器里执行公开测试（Pyodide 中的 Python 3.14，"
-                  "没有 torch）；“提交”由服务器运行完整的隐藏测试（Python {python}）。"
-                  "得分只计算隐藏测试：公开测试用于练习。",
-        "python_loading": "正在页面中加载 Python…", "python_ready": "Python 已就绪",
-        "run_hint": "Ctrl/Cmd+Enter 运行公开测试", "verdict": "判定", "score": "得分",
-        "submitted": "提交时间", "no_submissions": "还没有提交。", "display_name": "显示名称",
-        "save": "保存", "code": "代码", "tests": "测试",
-        "not_built": "本服务器尚未构建编辑器：请运行 `bash scripts/build_frontend.sh`。",
-        "solved": "已通过", "tried": "已尝试", "submission": "提交",
-        "explanation": "题解",
-        "explanation_locked": "本题附有题解：你的提交通过（AC）之后会显示在这里。",
-        "source": "来源", "licence": "许可", "changes": "改动",
-        "best": "最好", "latest": "最近", "attempts": "提交次数",
-        "load_code": "把这份代码载入编辑器",
-        "load_code_hint": "用这次提交的代码替换本浏览器中该题的草稿，并打开该题。",
-    },
-}
-
-
 def pick_lang(request: Request) -> str:
     q = request.query_params.get("lang")
-    if q in UI:
+    if q in LANGS:
         return q
     c = request.cookies.get(LANG_COOKIE)
-    if c in UI:
+    if c in LANGS:
         return c
     return "zh" if request.headers.get("accept-language", "").lower().startswith("zh") else "en"
 
@@ -88,13 +40,14 @@ def render(request: Request, name: str, http_status: int = 200, **ctx) -> HTMLRe
     lang = pick_lang(request)
     app_ctx = request.app.state.ctx
     visitor = find_visitor(app_ctx.db, _token(request))
-    # The grading Python is named where it is decided (judge.environment), not in the text.
-    t = dict(UI[lang], counts=UI[lang]["counts"].format(python=grading_python()))
+    # The templates' words are English, looked up in the one table (judge/messages) by `_`; the
+    # grading Python is named where it is decided (judge.environment), not in the text.
     resp = templates.TemplateResponse(request, name, {
-        "lang": lang, "t": t, "visitor": visitor, "build": app_ctx.build,
+        "lang": lang, "_": partial(translate, lang=lang), "grading_python": grading_python(),
+        "visitor": visitor, "build": app_ctx.build,
         "instructor_enabled": bool(app_ctx.settings.instructor_token), **ctx},
         status_code=http_status)
-    if request.query_params.get("lang") in UI:
+    if request.query_params.get("lang") in LANGS:
         resp.set_cookie(LANG_COOKIE, lang, max_age=31536000, samesite="lax")
     return resp
 
@@ -232,9 +185,9 @@ def instructor_page(request: Request):
         return render_error_page(request, 403, "Instructor access is off on this server: start "
                                  "it with KVPRACTICE_INSTRUCTOR_TOKEN set.")
     if not instructor_ok(request):
-        return render(request, "instructor_login.html", it=instructor_text(pick_lang(request)),
+        return render(request, "instructor_login.html",
                       wrong=request.query_params.get("wrong") == "1")
-    return render(request, "instructor.html", o=overview(ctx), it=instructor_text(pick_lang(request)),
+    return render(request, "instructor.html", o=overview(ctx),
                   book=gradebook(ctx.db, [p.id for p in ctx.catalog.list()]))
 
 

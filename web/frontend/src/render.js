@@ -1,18 +1,12 @@
 // Renders a Report (the grading core's JSON, or the page runner's look-alike) and live progress.
 // The same markup for Run (in the page) and Submit (from the server).
 import { tr } from "./i18n.js";
+import { VERDICT_NAMES } from "./vocabulary.js";
 import { secondsText, timeoutSeconds } from "./report_text.js";
 import { hasValueDiff, isTimeout, outputBlock, sourceLink, timeoutLine, traceView } from "./report_parts.js";
 
-export const VERDICT_NAMES = {
-  AC: "Accepted",
-  WA: "Wrong answer",
-  RE: "Runtime error",
-  TLE: "Time limit exceeded",
-  MLE: "Memory limit exceeded",
-  OLE: "Output limit exceeded",
-  CE: "Compile error",
-  IE: "Internal error (the judge's fault)",
+// What the page runner says of a test it could not run here (not verdicts: the server's count).
+const BROWSER_STATES = {
   skipped: "Skipped in the browser",
   unsupported: "Cannot run in the browser",
 };
@@ -34,8 +28,12 @@ export function el(tag, attrs = {}, ...children) {
 }
 
 export function verdictName(v) {
-  const t = tr(v);
-  return (t !== v ? t : VERDICT_NAMES[v]) || v;
+  const name = VERDICT_NAMES[v] || BROWSER_STATES[v];
+  return name ? capitalized(tr(name)) : v;
+}
+
+function capitalized(text) {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 export function verdictBadge(v) {

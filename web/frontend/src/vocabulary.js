@@ -14,30 +14,16 @@ export const EVENTS = Object.freeze({
 });
 export const STREAM_ORDER = Object.freeze(["queued", "position", "running", "requeued", "suite_started", "test_started", "test_finished", "suite_finished", "done"]);
 export const VERDICTS = Object.freeze(["AC", "WA", "RE", "TLE", "MLE", "OLE", "CE", "IE", "NR", "SKIP"]);
-// Verdict names by language: the words the command line and the pages use too.
+// Verdict names in English (i18n.js translates them): the command line's words too.
 export const VERDICT_NAMES = Object.freeze({
-  "en": {
-    "AC": "accepted",
-    "WA": "wrong answer",
-    "RE": "runtime error",
-    "TLE": "time limit exceeded",
-    "MLE": "memory limit exceeded",
-    "OLE": "output limit exceeded",
-    "CE": "does not import (compile error)",
-    "IE": "internal error",
-    "NR": "not run",
-    "SKIP": "skipped"
-  },
-  "zh": {
-    "AC": "通过",
-    "WA": "答案错误",
-    "RE": "运行错误",
-    "TLE": "超出时间限制",
-    "MLE": "超出内存限制",
-    "OLE": "输出超限",
-    "CE": "无法导入（编译错误）",
-    "IE": "评测系统内部错误",
-    "NR": "未运行",
-    "SKIP": "已跳过"
-  }
+  "AC": "accepted",
+  "WA": "wrong answer",
+  "RE": "runtime error",
+  "TLE": "time limit exceeded",
+  "MLE": "memory limit exceeded",
+  "OLE": "output limit exceeded",
+  "CE": "does not import (compile error)",
+  "IE": "internal error",
+  "NR": "not run",
+  "SKIP": "skipped"
 });

@@ -1,0 +1,111 @@
+"""One table of words per language (judge/messages): every text the command lines, the pages
+and the browser translate is in it, and no other table of Chinese words is left in the code."""
+
+import ast
+import re
+import subprocess
+from pathlib import Path
+
+from judge.messages import table, translate, verdict_name
+from judge.verdict import NAMES, Verdict
+
+REPO = Path(__file__).resolve().parent.parent
+ZH = table("zh")
+CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+# Texts that read the same in both languages, so the table has no entry for them.
+SAME_IN_BOTH = {"Python", "PyTorch", "CPU", "GPU"}
+
+
+def _placeholders(text: str) -> set[str]:
+    return set(re.findall(r"\{(\w+)\}", text))
+
+
+def test_the_table_loads_and_keeps_placeholders():
+    assert len(ZH) > 150
+    for en, zh in ZH.items():
+        assert zh and zh != en and CJK.search(zh), en
+        assert _placeholders(zh) == _placeholders(en), en
+    assert table("en") == {} and translate("Verdict", "en") == "Verdict"
+    assert translate("step {i} of {n}", "zh", i=2, n=5) == ZH["step {i} of {n}"].format(i=2, n=5)
+    assert translate("no such text here", "zh") == "no such text here"
+
+
+def test_every_verdict_is_named_in_every_language():
+    assert set(NAMES) == {v.value for v in Verdict}
+    for code, en in NAMES.items():
+        assert en in ZH, en
+        assert verdict_name(code, "zh") == ZH[en] and verdict_name(code) == en
+
+
+def _python_texts(path: Path) -> list[str]:
+    """First arguments of `con.t(...)`, `self.t(...)`, `translate(...)` that are literals."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
+            if name in ("t", "translate") and isinstance(node.args[0].value, str):
+                out.append(node.args[0].value)
+    return out
+
+
+def _quoted(pattern: str, text: str) -> list[str]:
+    return [m.encode().decode("unicode_escape").encode("latin-1").decode("utf-8")
+            for m in re.findall(pattern, text)]
+
+
+def _used_texts() -> dict[str, list[str]]:
+    used = {}
+    for rel in ("judge/console.py", "judge/trace_text.py", "judge/cli.py", "practice/judge.py"):
+        used[rel] = _python_texts(REPO / rel)
+    for path in sorted((REPO / "web" / "templates").glob("*.html")):
+        text = path.read_text(encoding="utf-8")
+        used[path.name] = _quoted(r'_\("((?:[^"\\]|\\.)*)"', text) + \
+            re.findall(r'data-i18n="([^"]*)"', text)
+    for path in sorted((REPO / "web" / "frontend" / "src").glob("*.js")):
+        text = path.read_text(encoding="utf-8")
+        used[path.name] = _quoted(r'\btr\("((?:[^"\\]|\\.)*)"', text)
+    return used
+
+
+def test_every_text_the_front_ends_translate_is_in_the_table():
+    used = _used_texts()
+    # each front end really goes through the table (a parser that found nothing would pass)
+    assert len(used["judge/console.py"]) > 30 and len(used["practice/judge.py"]) > 8
+    assert len(used["instructor.html"]) > 30 and len(used["problem.html"]) > 10
+    assert len(used["render.js"]) > 10 and len(used["timeline.js"]) > 5
+    missing = {(where, text) for where, texts in used.items() for text in texts
+               if text not in ZH and text not in SAME_IN_BOTH}
+    assert not missing
+
+
+def test_the_browser_and_the_pages_look_up_the_same_table():
+    i18n = (REPO / "web" / "frontend" / "src" / "i18n.js").read_text(encoding="utf-8")
+    assert 'from "../../../judge/messages/zh.json"' in i18n
+    routes = (REPO / "web" / "pages" / "routes.py").read_text(encoding="utf-8")
+    assert "from judge.messages import" in routes and '"_": partial(translate' in routes
+
+
+# Chinese in code that is not a table of words: the handbook's file format (its markers and
+# difficulty words), the statement a new problem starts with, a comment's example, and the
+# language switch's "中文" (a language's own name, the same in every language).
+ALLOWED = {"judge/handbook_format.py", "judge/importer.py", "judge/scaffold.py",
+           "web/pages/markdown.py"}
+ENDONYM = "中文"
+
+
+def test_no_other_table_of_chinese_words_is_left_in_the_code():
+    files = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=REPO, text=True,
+                           capture_output=True, check=True).stdout.split()
+    offenders = []
+    for rel in files:
+        if not rel.endswith((".py", ".js", ".mjs", ".html")) or rel in ALLOWED:
+            continue
+        if rel.startswith(("problems/", "tests/")) or "node_modules" in rel:
+            continue
+        path = REPO / rel
+        if not path.is_file():
+            continue
+        text = path.read_text(encoding="utf-8", errors="replace").replace(ENDONYM, "")
+        if CJK.search(text):
+            offenders.append(rel)
+    assert offenders == []
