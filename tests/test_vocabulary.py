@@ -25,7 +25,7 @@ def test_the_front_end_build_writes_it():
 
 def test_the_page_takes_verdict_names_from_the_vocabulary():
     render = (FRONT / "render.js").read_text(encoding="utf-8")
-    assert 'import { VERDICT_NAMES } from "./vocabulary.js"' in render
+    assert re.search(r'import \{[^}]*\bVERDICT_NAMES\b[^}]*\} from "./vocabulary.js"', render)
     # no verdict named in the page's own words (the issue: CE worded differently in two tables)
     assert not re.search(r"^\s*(AC|WA|RE|TLE|MLE|OLE|CE|IE|NR|SKIP)\s*:", render, re.M)
 
@@ -63,3 +63,14 @@ def test_python_code_names_events_through_the_vocabulary():
     found = {p.relative_to(REPO).as_posix(): lines for p in files
              if (lines := _bare_event_strings(p))}
     assert found == {}
+
+
+def test_the_front_end_names_events_through_the_vocabulary():
+    """No script switches on, compares with or lists an event name of its own."""
+    names = "|".join(e.value for e in Event)
+    bare = re.compile(rf'(case\s+|\b(?:t|type|ev\.type)\s*===?\s*|\[\s*)"({names})"')
+    found = {p.name: [m.group(0) for m in bare.finditer(p.read_text(encoding="utf-8"))]
+             for p in FRONT.glob("*.js") if p.name != "vocabulary.js"}
+    assert {k: v for k, v in found.items() if v} == {}
+    for name in ("render.js", "follow.js", "submission.js"):
+        assert "EVENTS" in (FRONT / name).read_text(encoding="utf-8"), name

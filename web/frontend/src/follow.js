@@ -3,8 +3,8 @@
 // until the server answers again, then the stream once more from the last event seen.
 import { tr } from "./i18n.js";
 import { el } from "./render.js";
+import { EVENTS, STREAM_ORDER } from "./vocabulary.js";
 
-const EVENT_TYPES = ["queued", "position", "running", "requeued", "suite_started", "test_started", "test_finished", "suite_finished", "done"];
 const FIRST_PAUSE_MS = 500;
 const MAX_PAUSE_MS = 5000;
 
@@ -50,7 +50,7 @@ export function followSubmission(id, progress, onUpdate = () => {}, hooks = {}) 
       if (finished) return;
       const after = lastEventId ? `?after=${encodeURIComponent(lastEventId)}` : "";
       es = new EventSource(`/api/submissions/${id}/events${after}`);
-      for (const t of EVENT_TYPES) {
+      for (const t of STREAM_ORDER) {
         es.addEventListener(t, (ev) => {
           if (ev.lastEventId) lastEventId = ev.lastEventId;
           let data = {};
@@ -59,7 +59,7 @@ export function followSubmission(id, progress, onUpdate = () => {}, hooks = {}) 
           } catch {}
           progress.event(t, data);
           onUpdate(t, data);
-          if (t === "done") check();
+          if (t === EVENTS.DONE) check();
         });
       }
       // The stream ended or broke: find out from the submission itself what to do next.

@@ -1,7 +1,7 @@
 // Renders a Report (the grading core's JSON, or the page runner's look-alike) and live progress.
 // The same markup for Run (in the page) and Submit (from the server).
 import { tr } from "./i18n.js";
-import { VERDICT_NAMES } from "./vocabulary.js";
+import { EVENTS, VERDICT_NAMES } from "./vocabulary.js";
 import { secondsText, timeoutSeconds } from "./report_text.js";
 import { hasValueDiff, isTimeout, outputBlock, sourceLink, timeoutLine, traceView } from "./report_parts.js";
 
@@ -161,36 +161,36 @@ export class LiveProgress {
   }
   event(type, data) {
     switch (type) {
-      case "queued":
-      case "position":
+      case EVENTS.QUEUED:
+      case EVENTS.POSITION:
         if (data.queue_position) this.setStatus(`${tr("queued, position")} ${data.queue_position}`);
         break;
-      case "running":
+      case EVENTS.RUNNING:
         this.rows.clear();
         this.table.replaceChildren();
         this.setStatus(data.attempt > 1 ? `${tr("grading…")} (#${data.attempt})` : tr("grading…"));
         break;
-      case "requeued":
+      case EVENTS.REQUEUED:
         this.setStatus(tr("the worker stopped; queued again"));
         break;
-      case "suite_started":
+      case EVENTS.SUITE_STARTED:
         this.setStatus(tr("running the {suite} tests…", { suite: tr(data.suite) }));
         for (const t of data.tests || []) this.row(t);
         break;
-      case "test_started": {
+      case EVENTS.TEST_STARTED: {
         const r = this.row(data.test);
         r.badge.className = "verdict v-running";
         r.badge.textContent = "…";
         break;
       }
-      case "test_finished": {
+      case EVENTS.TEST_FINISHED: {
         const r = this.row(data.test);
         r.badge.className = `verdict v-${data.verdict}`;
         r.badge.textContent = data.verdict;
         r.time.textContent = fmtTime(data.time_s);
         break;
       }
-      case "done":
+      case EVENTS.DONE:
         this.setStatus(`${tr("done:")} ${data.verdict || ""}`);
         break;
       default:

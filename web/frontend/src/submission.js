@@ -2,6 +2,7 @@
 import { LiveProgress, renderReport } from "./render.js";
 import { followSubmission } from "./follow.js";
 import { tr } from "./i18n.js";
+import { EVENTS } from "./vocabulary.js";
 
 const data = JSON.parse(document.getElementById("submission-data").textContent);
 const container = document.getElementById("report");
@@ -31,7 +32,7 @@ if (data.status === "done") {
   const progress = new LiveProgress(live);
   if (data.queue_position) progress.setStatus(`${tr("queued, position")} ${data.queue_position}`);
   followSubmission(data.id, progress, (type) => {
-    if (type === "running") {
+    if (type === EVENTS.RUNNING) {
       statusEl.textContent = "running";
       statusEl.className = "status s-running";
     }
