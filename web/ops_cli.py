@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from judge.parity import compare_devices, parity_lines
+
 EXIT_OK, EXIT_DIFFER, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 
@@ -155,18 +157,6 @@ def print_regrade(data: dict) -> None:
 # ---------------------------------------------------------------- parity
 
 
-def parity_diff(cpu: dict, gpu: dict) -> list[dict]:
-    """The tests whose discrete result (verdict) differs between two reports."""
-    a = {t["name"]: t["verdict"] for t in cpu.get("tests") or []}
-    b = {t["name"]: t["verdict"] for t in gpu.get("tests") or []}
-    out = [{"test": n, "cpu": a.get(n), "cuda": b.get(n)} for n in list(a) + [n for n in b
-                                                                             if n not in a]
-           if a.get(n) != b.get(n)]
-    if cpu.get("verdict") != gpu.get("verdict") and not out:
-        out.append({"test": "(overall)", "cpu": cpu.get("verdict"), "cuda": gpu.get("verdict")})
-    return out
-
-
 def parity_cmd(args) -> int:
     try:
         source = Path(args.file).read_text(encoding="utf-8")
@@ -199,27 +189,6 @@ def parity_cmd(args) -> int:
                          f"{args.timeout:.0f} s")
         time.sleep(0.5)
     gpu = sub["report"] or {}
-    diff = parity_diff(cpu, gpu)
-    result = {"verdict": "PARITY" if diff else "SAME", "differences": diff,
-              "cpu": _side(cpu), "cuda": _side(gpu), "job": data["id"]}
-    if args.json:
-        print(json.dumps(result, indent=1))
-    else:
-        for name in ("cpu", "cuda"):
-            side = result[name]
-            print(f"  {name:4}: {side['verdict']} (score {side['score']}) on {side['device']}"
-                  f"{' ' + side['gpu_name'] if side['gpu_name'] else ''}")
-        if (cpu.get("problem") or {}).get("version") != (gpu.get("problem") or {}).get("version"):
-            print("  note: the two sides graded different versions of the problem")
-        for d in diff:
-            print(f"  differs: {d['test']}: cpu {d['cpu']}, cuda {d['cuda']}")
-        print("PARITY: the per-test results differ between CPU and GPU" if diff else
-              "SAME: every test has the same result on CPU and GPU")
-    return EXIT_DIFFER if diff else EXIT_OK
-
-
-def _side(report: dict) -> dict:
-    prov = report.get("provenance") or {}
-    return {"verdict": report.get("verdict"), "score": report.get("score"),
-            "device": prov.get("device"), "gpu_name": prov.get("gpu_name"),
-            "worker": prov.get("worker")}
+    result = dict(compare_devices(cpu, gpu), job=data["id"])
+    print(json.dumps(result, indent=1) if args.json else "\n".join(parity_lines(result)))
+    return EXIT_DIFFER if result["differences"] else EXIT_OK
