@@ -32,7 +32,7 @@ from judge.vocabulary import Event
 from web.jobs import worker_table as workers
 from web.jobs.graders import Grader
 from web.settings import Settings
-from web.store.db import Database, Submission
+from web.store.db import Database
 
 log = logging.getLogger(__name__)
 
@@ -68,31 +68,28 @@ def take_job(db: Database, settings: Settings, catalog: ProblemBank, submission_
     waiting (done, or someone else's live lease, or it needs another device), or ("gave-up",
     None) when it has been started too often without finishing (then it gets an IE report)."""
     owner = f"{worker_id}:{uuid.uuid4().hex[:8]}"
-    attempt = db.claim(submission_id, owner, settings.lease_s, device)
-    if attempt is None:
+    sub = db.claim(submission_id, owner, settings.lease_s, device)
+    if sub is None:
         return "skipped", None
-    with db.session() as s:
-        sub = s.get(Submission, submission_id)
-        problem_id, code, needs = sub.problem_id, sub.code, sub.requires_device
-        db.add_event(s, submission_id, Event.RUNNING, {"attempt": attempt, "worker": worker_id},
-                     attempt)
-        s.commit()
+    attempt, problem_id = sub.attempts, sub.problem_id
     workers.set_status(db, worker_id, "grading", submission_id)
-    problem = catalog.get(problem_id)
+    # the problem is looked up here only for a remote worker's version check or a last report:
+    # an embedded worker's run_job looks it up once, to grade
     if attempt > settings.max_attempts:
         report = platform_error_report(
-            problem or problem_id,
+            catalog.get(problem_id) or problem_id,
             f"grading stopped {attempt - 1} times without finishing (the worker died or "
             "was killed each time); not retrying").to_dict()
         store_result(db, submission_id, owner, attempt, report)
         return "gave-up", None
     version = None
-    if with_version and problem is not None:
+    if with_version and (problem := catalog.get(problem_id)) is not None:
         try:
             version = problem.version
         except ProblemError:  # no reference solution here: the worker's grading will say so
             version = None
-    return "claimed", Claim(submission_id, owner, attempt, problem_id, code, version, needs)
+    return "claimed", Claim(submission_id, owner, attempt, problem_id, sub.code, version,
+                            sub.requires_device)
 
 
 def store_result(db: Database, submission_id: int, owner: str, attempt: int,

@@ -209,9 +209,10 @@ class Database:
                               data_json=json.dumps(data)))
 
     def claim(self, submission_id: int, owner: str, lease_s: float,
-              device: str | None = None) -> int | None:
-        """Take a queued (or lease-expired running) submission; the attempt number, or None.
-        With `device`, only a submission that runs anywhere or requires that device."""
+              device: str | None = None) -> Submission | None:
+        """Take a queued (or lease-expired running) submission: the row as claimed (`attempts`
+        is this attempt's number), or None. With `device`, only a submission that runs anywhere
+        or requires that device. Its `running` event is written in the same transaction."""
         now = utcnow()
         with self.session() as s:
             q = update(Submission).where(Submission.id == submission_id)
@@ -226,10 +227,14 @@ class Database:
                         lease_expires_at=now + timedelta(seconds=lease_s), heartbeat_at=now,
                         started_at=now, attempts=Submission.attempts + 1)
                 .execution_options(synchronize_session=False))
-            s.commit()
             if res.rowcount != 1:
                 return None
-            return s.get(Submission, submission_id).attempts
+            sub = s.get(Submission, submission_id)
+            self.add_event(s, submission_id, Event.RUNNING,
+                           {"attempt": sub.attempts, "worker": owner.rsplit(":", 1)[0]},
+                           sub.attempts)
+            s.commit()
+            return sub
 
     def renew(self, submission_id: int, owner: str, lease_s: float) -> bool:
         now = utcnow()
