@@ -109,3 +109,24 @@ def test_no_other_table_of_chinese_words_is_left_in_the_code():
         if CJK.search(text):
             offenders.append(rel)
     assert offenders == []
+
+
+def _python_strings(path: Path) -> set[str]:
+    """Every string literal (implicit concatenations joined, as Python joins them)."""
+    return {n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+
+
+def test_every_entry_of_the_table_is_used_somewhere():
+    """A text no front end says any more is taken out of the table, not left to drift."""
+    said = set(NAMES.values())
+    for folder, pattern in (("judge", "*.py"), ("practice", "*.py"), ("web", "*.py")):
+        for path in (REPO / folder).rglob(pattern):
+            if "node_modules" not in path.parts:
+                said |= _python_strings(path)
+    sources = " ".join(p.read_text(encoding="utf-8") for p in
+                       list((REPO / "web" / "frontend" / "src").glob("*.js")) +
+                       list((REPO / "web" / "templates").glob("*.html")))
+    said |= set(re.findall(r'"((?:[^"\\]|\\.)*)"', sources))
+    said |= set(_quoted(r'_\("((?:[^"\\]|\\.)*)"', sources))  # inside attributes' quotes
+    assert sorted(k for k in ZH if k not in said) == []
