@@ -1,4 +1,4 @@
-"""Run untrusted code in a locked-down child process (see docs/ARCHITECTURE.md, section 5).
+"""Run untrusted code in a locked-down child process (see docs/SANDBOX.md).
 
     from judge.sandbox import Limits, run_sandboxed, probe_layers
     result = run_sandboxed([python, "-m", "judge_runner", ...],
