@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from e2e.waits import run_and_wait, submission_stamp, submit_and_wait, wait_for_new_submission
 from web.app import front_end_build
 from web.settings import REPO_ROOT
 
@@ -112,8 +113,7 @@ def _paste(page, text: str) -> None:
 
 def _run(page) -> dict:
     page.evaluate("document.querySelector('#results').replaceChildren()")
-    page.keyboard.press("Control+Enter")  # the Run shortcut
-    page.wait_for_selector(".run-result[data-done]", timeout=120_000)
+    run_and_wait(page)  # Ctrl+Enter, the Run shortcut
     return {"verdict": page.inner_text(".run-result .report-head .verdict"),
             "rows": page.locator(".run-result table.tests tbody tr").count(),
             "ms": page.evaluate("window.kvpTimings.lastRunMs")}
@@ -121,12 +121,13 @@ def _run(page) -> dict:
 
 def _submit(page, shots: Path, name: str) -> tuple[str, float]:
     t0 = time.monotonic()
+    before = submission_stamp(page)
     page.click("#submit")
     page.wait_for_selector(".sub-link a", timeout=30_000)
     # Live progress: per-test rows appear before the verdict.
     page.wait_for_selector("table.tests.live tbody tr", timeout=300_000)
     page.screenshot(path=str(shots / f"{name}-progress.png"))
-    page.wait_for_selector(".submit-result[data-done]", timeout=600_000)
+    wait_for_new_submission(page, before)
     page.screenshot(path=str(shots / f"{name}-verdict.png"), full_page=True)
     return page.inner_text(".submit-result .report-head .verdict"), time.monotonic() - t0
 
@@ -289,8 +290,7 @@ def test_run_and_submit_agree_on_syntax_the_server_rejects(server, browser, shot
     assert f"Submit grades with Python {grading}" in run_box, run_box
     page.screenshot(path=str(shots / "09-run-newer-syntax.png"), full_page=True)
 
-    page.click("#submit")
-    page.wait_for_selector(".submit-result[data-done]", timeout=120_000)
+    submit_and_wait(page, timeout=120_000)
     assert page.inner_text(".submit-result .report-head .verdict") == "CE"
     submit_box = page.inner_text(".submit-result .first-failure")
     assert f"(line {line})" in submit_box and f'"{api["module"]}.py", line {line}' in submit_box

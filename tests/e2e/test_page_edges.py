@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from e2e.test_browser import CHROMIUM, _free_port, _paste, browser  # noqa: F401 - shared fixture
+from e2e.waits import submission_stamp, wait_for_new_submission
 from web.app import front_end_build
 from web.settings import REPO_ROOT
 
@@ -156,6 +157,7 @@ def test_server_stopped_mid_grading_then_code_loaded_back(server, browser, artif
     _paste(page, code)
 
     # 9: the server goes away while grading: a notice, Submit works again; back: the verdict.
+    before = submission_stamp(page)
     page.click("#submit")
     page.wait_for_selector(".submit-panel table.tests.live tbody tr .v-running", timeout=60_000)
     server.kill()
@@ -164,7 +166,7 @@ def test_server_stopped_mid_grading_then_code_loaded_back(server, browser, artif
     assert page.is_enabled("#submit")
     page.screenshot(path=str(artifacts / "connection-lost.png"))
     server.start()
-    page.wait_for_selector(".submit-result[data-done]", timeout=120_000)
+    wait_for_new_submission(page, before, timeout=120_000)
     assert page.inner_text(".submit-result .report-head .verdict") == "WA"
     assert page.locator(".connection-lost").count() == 0
 

@@ -13,6 +13,7 @@ import re
 import pytest
 
 from e2e.test_browser import _paste, browser, server  # noqa: F401 - shared fixtures
+from e2e.waits import run_and_wait, run_stamp, wait_for_new_run, wait_for_new_submission
 from web.settings import REPO_ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -60,9 +61,8 @@ def test_rough_edges_one_to_five(server, browser):
     _paste(page, WRONG.read_text())
     page.click("#submit")
     page.wait_for_selector(".sub-link a", timeout=30_000)
-    page.keyboard.press("Control+Enter")
-    page.wait_for_selector(".run-result[data-done]", timeout=120_000)
-    page.wait_for_selector(".submit-result[data-done]", timeout=600_000)
+    run_and_wait(page)
+    wait_for_new_submission(page, None)
     assert page.inner_text("#submit-results .report-head .verdict") == "WA"
     assert page.locator("#results .run-result .report-head .verdict").count() == 1
     assert page.locator("#results .submit-result").count() == 0
@@ -85,18 +85,18 @@ def test_rough_edges_one_to_five(server, browser):
 
     # 3. Stop: an endless loop ends when asked, well before the limit, and Python comes back.
     _paste(page, ENDLESS)
+    before = run_stamp(page)
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#stop:not([hidden])", timeout=10_000)
     page.click("#stop")
-    page.wait_for_selector(".run-result[data-done] .run-stopped", timeout=10_000)
+    wait_for_new_run(page, before, timeout=10_000, inner=".run-stopped")
     assert page.evaluate("window.kvpTimings.lastRunMs") < LIMIT_S * 1000
     assert page.is_hidden("#stop")
     assert page.inner_text("#submit-results .report-head .verdict") == "WA"
     _ready(page)
 
     # 4. The limit: TLE in words, with the seconds, and no null diff.
-    page.keyboard.press("Control+Enter")
-    page.wait_for_selector(".run-result[data-done]", timeout=120_000)
+    run_and_wait(page)
     run = page.inner_text("#results")
     assert page.inner_text(".run-result .report-head .verdict") == "TLE"
     assert f"time limit exceeded after {LIMIT_S} s" in run, run

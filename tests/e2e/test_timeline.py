@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from e2e.test_browser import _paste, browser, server  # noqa: F401 - shared fixtures
+from e2e.waits import run_and_wait, submit_and_wait
 from web.settings import REPO_ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -77,8 +78,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     # Submit: the report's trace drawn as two timelines, opened on the first differing step.
     _paste(page, WRONG.read_text())
     t0 = time.monotonic()
-    page.click("#submit")
-    page.wait_for_selector(".submit-result[data-done]", timeout=600_000)
+    submit_and_wait(page)
     timings["submit_to_verdict_s"] = round(time.monotonic() - t0, 2)
     assert page.inner_text(".submit-result .report-head .verdict") == "WA"
     sub_href = page.get_attribute(".sub-link a", "href")
@@ -116,8 +116,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     assert _picture(page, ".submit-result")["step"] == at
 
     # Run in the page: the same picture from the page's own runner, beside the Submit panel.
-    page.keyboard.press("Control+Enter")
-    page.wait_for_selector(".run-result[data-done]", timeout=120_000)
+    run_and_wait(page)
     timings["run_s"] = round(page.evaluate("window.kvpTimings.lastRunMs") / 1000, 2)
     assert page.inner_text(".run-result .report-head .verdict") == "WA"
     run = _picture(page, ".run-result")
@@ -129,8 +128,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
 
     # An accepted Submit passes the hidden experiment test: its runs join the chart, dashed.
     _paste(page, ACCEPTED.read_text())
-    page.click("#submit")
-    page.wait_for_selector(".submit-result[data-done]", timeout=600_000)
+    submit_and_wait(page)
     assert page.inner_text(".submit-result .report-head .verdict") == "AC"
     page.wait_for_function("document.querySelectorAll('#experiment svg polyline').length === 6")
     dashed = page.locator("#experiment svg polyline[stroke-dasharray]")

@@ -175,6 +175,8 @@ function updateRunButton() {
 
 // ------------------------------------------------------------------ Run
 
+let runCount = 0;
+
 async function runTests() {
   if (runBtn.disabled) return;
   runBtn.disabled = true;
@@ -194,7 +196,8 @@ async function runTests() {
   const out = await py.run(spec, config.timeout_s);
   stopBtn.hidden = true;
   timings.lastRunMs = performance.now() - started;
-  const box = el("div", { class: "run-result" });
+  // Which Run this answer belongs to: a wait for "the Run I started" must not read an older one.
+  const box = el("div", { class: "run-result", "data-run": String(++runCount) });
   results.replaceChildren(box);
   if (out.stopped) {
     box.append(el("p", { class: "banner info run-stopped" }, tr("Stopped after {s} s: you pressed Stop. Python was restarted.", { s: (timings.lastRunMs / 1000).toFixed(1) })));
@@ -240,7 +243,8 @@ async function submit() {
       submitPanel.replaceChildren(el("p", { class: "banner warn" }, (body.error && body.error.message) || `HTTP ${r.status}`));
       return;
     }
-    const box = el("div", { class: "submit-result" });
+    // Which submission this panel shows, so nothing reads the previous one's verdict as this one's.
+    const box = el("div", { class: "submit-result", "data-submission": String(body.id) });
     const link = el("p", { class: "sub-link" }, `${tr("Submission")} `, el("a", { href: body.url }, `#${body.id}`), tr(" · the server's verdict counts"));
     const live = el("div");
     submitPanel.replaceChildren(link, live, box);
