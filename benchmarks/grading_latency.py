@@ -21,7 +21,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from judge import grade, load_problem  # noqa: E402
-from judge.reference_cache import ReferenceCache  # noqa: E402
+from judge.grading.reference_cache import ReferenceCache  # noqa: E402
 
 PLUGIN = '''
 import os

@@ -1,6 +1,22 @@
 """The grading core: problems as folders, sandboxed runs, comparison with the reference,
-verdicts and reports. No HTTP and no terminal code here (those live in web/, cli.py,
-console.py and practice/judge.py).
+verdicts and reports. No HTTP here; terminal code only in judge/cli/.
+
+Rooms, and which way imports go (a room imports only the rooms listed after it):
+
+    cli/        the `judge` verbs and their terminal output           -> authoring, grading, problem, judging
+    authoring/  check, scaffold, import of the handbook's problems, mutation, CPU/GPU parity
+                                                                      -> grading, problem, judging
+    grading/    host-side grading: grade(), suite runs in the sandbox, the grading folder,
+                the reference cache, warm graders, the chapter's experiment
+                                                                      -> sandbox, problem, judging
+    browser/    the page's Run (Pyodide): the same judging as Submit   -> judging, runner
+    judging/    the browser-safe kernel: the child's event log, one test's verdict, comparison,
+                verdicts, reports, scores (stdlib and pytest only)    -> runner (errors only)
+    problem/    the problem model: problem.toml, the folder, the bank  -> config
+    sandbox/    running untrusted code: namespaces, seccomp, cgroups, limits
+    runner/     the pytest plugin that runs inside the sandbox (copied there as judge_runner)
+    messages/   the words users read, per language
+    config.py   the one settings object
 
     from judge import load_problem, list_problems, grade
     report = grade(load_problem("143"), source, suite="all", device="auto", on_event=print)
@@ -15,8 +31,9 @@ JUDGE_VERSION = "0.1.0"
 
 _LAZY = {
     "load_problem": "problem", "list_problems": "problem", "Problem": "problem",
-    "ProblemError": "problem", "ProblemBank": "problem", "grade": "grading", "check_problem": "check",
-    "public_expectations": "reference_cache", "Report": "report", "TestResult": "report", "Verdict": "verdict",
+    "ProblemError": "problem", "ProblemBank": "problem", "grade": "grading.grader",
+    "check_problem": "authoring.check", "public_expectations": "grading.reference_cache",
+    "Report": "judging.report", "TestResult": "judging.report", "Verdict": "judging.verdict",
 }
 
 

@@ -3,6 +3,6 @@ list, doctor); `python -m web` (the console script) has the web platform's too."
 
 import sys
 
-from .cli import main
+from judge.cli.main import main
 
 sys.exit(main())

@@ -33,7 +33,7 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(REPO)] + [p for p in sys.path
                              if Path(p or os.curdir).resolve() not in (_HERE, REPO)]
 
-from judge.console import Console, Progress, print_check, print_doctor, print_report  # noqa: E402
+from judge.cli.console import Console, Progress, print_check, print_doctor, print_report  # noqa: E402
 from judge.messages import translate  # noqa: E402
 from judge.problem import ProblemError, list_problems, load_problem  # noqa: E402
 
@@ -87,7 +87,7 @@ def cmd_start(args, con: Console) -> int:
 
 
 def cmd_test(args, con: Console) -> int:
-    from judge.grading import grade
+    from judge.grading.grader import grade
 
     p = load_problem(args.problem)
     path = Path(args.file) if args.file else work_file(p)
@@ -159,14 +159,14 @@ def _save_last(problem, data: dict) -> None:
 
 
 def cmd_doctor(args, con: Console) -> int:
-    from judge.environment import doctor_info
+    from judge.grading.environment import doctor_info
 
     print_doctor(con, doctor_info())
     return 0
 
 
 def cmd_check(args, con: Console) -> int:
-    from judge.check import check_problem
+    from judge.authoring.check import check_problem
 
     problems = [load_problem(n) for n in args.problems] if args.problems else list_problems()
     ok = True

@@ -24,8 +24,11 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 
 echo "== the judge's vocabulary -> web/frontend/src/vocabulary.js"
-(cd "$repo" && "$python" -m judge.vocabulary > "$front/src/vocabulary.js.tmp")
+(cd "$repo" && "$python" -m judge.judging.vocabulary > "$front/src/vocabulary.js.tmp")
 mv "$front/src/vocabulary.js.tmp" "$front/src/vocabulary.js"
+
+echo "== the judge's browser-safe rooms -> web/frontend/page-files.json (what build.mjs bundles)"
+(cd "$repo" && "$python" -c 'import json; from judge.browser.page_run import page_files; print(json.dumps(page_files()))') > "$front/page-files.json"
 
 echo "== esbuild bundle -> web/static/dist/"
 rm -rf "$static/dist"

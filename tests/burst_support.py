@@ -19,7 +19,7 @@ from distributed_support import REPO, Student
 PROBLEM = REPO / "problems" / "143-tiered-kv-cache"
 # It computes rather than sleeps: limits are CPU time, so this is stopped at the import's CPU
 # limit. A file that sleeps is stopped by the wall-clock net only at several times that, on two
-# runs (judge/clock.py), which would make the burst's TLE files its slowest by far.
+# runs (judge/judging/clock.py), which would make the burst's TLE files its slowest by far.
 TLE_SOURCE = "# expect: TLE (never finishes importing)\nwhile True:\n    pass\n"
 MIX = {"AC": ["host_store.py", "chapter_walkthrough.py"],
        "WA": ["unprotected_hits.py", "host_fifo.py", "no_copy_back.py"]}

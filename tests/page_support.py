@@ -1,5 +1,5 @@
 """The page's runner as Pyodide runs it, in a child CPython: its sys.path holds only the judge
-files the front end bundles (`judge.page_run.page_files()`), pytest with what it needs, and the
+files the front end bundles (`judge.browser.page_run.page_files()`), pytest with what it needs, and the
 standard library (`-S -s`: no site-packages, so no torch or numpy either, as in the browser).
 Hash randomisation is off, as in the sandbox (suite_run.py) and the page (worker.js): what a
 set or dict of str holds comes out in the same order in all three.
@@ -18,7 +18,7 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
-from judge.page_run import page_files
+from judge.browser.page_run import page_files
 
 REPO = Path(__file__).resolve().parent.parent
 # pytest and its dependencies here (the page loads the same ones, but pygments, as wheels)
@@ -27,7 +27,7 @@ PYTEST_DISTRIBUTIONS = ("pytest", "pluggy", "iniconfig", "packaging", "pygments"
 CHILD = r"""
 import json, sys
 sys.path[:0] = sys.argv[1:]
-from judge import page_run
+from judge.browser import page_run
 specs = json.loads(sys.stdin.read())
 results = [page_run.run(spec) for spec in specs]
 outside = sorted(name for name, m in sys.modules.items() if name.startswith("judge")
@@ -63,7 +63,7 @@ def default_root() -> Path:
 
 
 def run_page(root: Path, specs: list[dict], timeout_s: float = 600) -> list[dict]:
-    """Runs each spec through `judge.page_run.run` in one child process, in order."""
+    """Runs each spec through `judge.browser.page_run.run` in one child process, in order."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PYTHON"))}
     env["PYTHONHASHSEED"] = "0"
     work = root / "work"

@@ -1,13 +1,13 @@
-"""The experiment's chart data (judge/experiment.py): the committed reference series a problem
+"""The experiment's chart data (judge/grading/experiment.py): the committed reference series a problem
 page shows, and the report's `yours`, given only when the hidden experiment test passed."""
 
 from types import SimpleNamespace
 
 from judge import load_problem
-from judge.experiment import problem_experiment, report_experiment, series_of
-from judge.report import TestResult
-from judge.child_log import TestRecord
-from judge.verdict import Verdict
+from judge.grading.experiment import problem_experiment, report_experiment, series_of
+from judge.judging.report import TestResult
+from judge.judging.child_log import TestRecord
+from judge.judging.verdict import Verdict
 
 NAME = "hidden/test_experiment.py::test_chapter_experiment"
 LABEL = "tokens computed per turn: no cache, GPU only, tiered"

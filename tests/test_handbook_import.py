@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 import reference  # noqa: F401  (puts the handbook modules, `checker` among them, on sys.path)
 from judge import check_problem, grade, load_problem
-from judge.cli import main as judge_main
-from judge.handbook_format import FrontMatterError, parse_front_matter, split_tests
+from judge.cli.main import main as judge_main
+from judge.authoring.handbook_format import FrontMatterError, parse_front_matter, split_tests
 
 HANDBOOK = Path(__file__).resolve().parent / "fixtures" / "handbook_problems"
 RUNNING_MAX = HANDBOOK / "basics" / "running-max"
@@ -197,7 +197,7 @@ def test_import_with_a_number_and_a_native_slug(tmp_path, capsys):
 
 
 def test_requires_and_language_markers_refuse_native_problems(tmp_path):
-    from judge.handbook_format import Refused, read_problem
+    from judge.authoring.handbook_format import Refused, read_problem
 
     folder = tmp_path / "book" / "kernel"
     shutil.copytree(RUNNING_MAX, folder)
@@ -344,7 +344,7 @@ def test_graded_on_the_web_and_the_explanation_waits_for_an_ac(bank, tmp_path):
 def test_graded_by_a_remote_worker(bank, tmp_path):
     """The remote worker's half (its warm grader, ApiBackend, run_job) against the API."""
     from web.app import create_app
-    from judge.warm_grader import WarmGrader
+    from judge.grading.warm_grader import WarmGrader
     from web.jobs.runner import run_job
     from judge.problem import ProblemBank
     from web.client import WorkerClient

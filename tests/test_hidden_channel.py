@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 
-from judge.child_log import ChildLog
+from judge.judging.child_log import ChildLog
 from test_judge_grading import PROBLEM_DIR, REFERENCE, by_name, cache, problem, run  # noqa: F401
 
 HIDDEN = ["test_hidden.py::test_update_refreshes", "test_hidden.py::test_capacity_one",

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from judge.check import check_problem, parse_header
-from judge.scaffold import REFERENCE_EXAMPLE, new_problem
+from judge.authoring.check import check_problem, parse_header
+from judge.authoring.scaffold import REFERENCE_EXAMPLE, new_problem
 from judge.problem import ProblemError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"

@@ -3,11 +3,11 @@ parser and the per-test judging rules, without running anything."""
 
 import json
 
-from judge.compare import compare, first_difference
-from judge.test_verdict import Context, Redactor, judge_test
-from judge.report import Failure, Report, TestResult
-from judge.child_log import ChildLog, TestRecord
-from judge.verdict import Verdict, overall
+from judge.judging.compare import compare, first_difference
+from judge.judging.test_verdict import Context, Redactor, judge_test
+from judge.judging.report import Failure, Report, TestResult
+from judge.judging.child_log import ChildLog, TestRecord
+from judge.judging.verdict import Verdict, overall
 
 
 def obs(*pairs):

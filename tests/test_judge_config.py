@@ -5,13 +5,13 @@ import ast
 from pathlib import Path
 
 from judge.config import ENV_NAMES, settings
-from judge.environment import cuda_available, grading_python
+from judge.grading.environment import cuda_available, grading_python
 from judge.problem import ProblemBank
-from judge.reference_cache import ReferenceCache
+from judge.grading.reference_cache import ReferenceCache
 
 JUDGE = Path(__file__).resolve().parent.parent / "judge"
 # The terminal's own conventions (locale, NO_COLOR), read where the terminal is written.
-TERMINAL = {"console.py"}
+TERMINAL = {"cli/console.py"}
 
 
 def _reads_environment(tree: ast.AST) -> list[int]:

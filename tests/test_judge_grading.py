@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from judge import grade, load_problem
-from judge.reference_cache import ReferenceCache
+from judge.grading.reference_cache import ReferenceCache
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 PROBLEM_DIR = FIXTURES / "problems" / "001-lru-cache"

@@ -1,4 +1,4 @@
-"""Reports come only from judge.report: the platform's own IE report has every field a graded
+"""Reports come only from judge.judging.report: the platform's own IE report has every field a graded
 one has, and the reference cache keeps what it read in memory through its public API."""
 
 import json
@@ -6,9 +6,9 @@ import os
 from pathlib import Path
 
 from judge.problem import load_problem
-from judge.reference_cache import ReferenceCache
-from judge.report import Report, platform_error_report
-from judge.verdict import Verdict
+from judge.grading.reference_cache import ReferenceCache
+from judge.judging.report import Report, platform_error_report
+from judge.judging.verdict import Verdict
 
 REPO = Path(__file__).resolve().parent.parent
 LRU = REPO / "tests" / "fixtures" / "problems" / "001-lru-cache"

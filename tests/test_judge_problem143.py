@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from judge import grade, load_problem
-from judge.check import parse_header
+from judge.authoring.check import parse_header
 from judge.problem import ProblemError
-from judge.reference_cache import ReferenceCache
+from judge.grading.reference_cache import ReferenceCache
 
 FOLDER = Path(__file__).resolve().parent.parent / "problems" / "143-tiered-kv-cache"
 

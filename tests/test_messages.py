@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from judge.messages import table, translate, verdict_name
-from judge.verdict import NAMES, Verdict
+from judge.judging.verdict import NAMES, Verdict
 
 REPO = Path(__file__).resolve().parent.parent
 ZH = table("zh")
@@ -55,7 +55,7 @@ def _quoted(pattern: str, text: str) -> list[str]:
 
 def _used_texts() -> dict[str, list[str]]:
     used = {}
-    for rel in ("judge/console.py", "judge/trace_text.py", "judge/cli.py", "practice/judge.py"):
+    for rel in ("judge/cli/console.py", "judge/cli/trace_text.py", "judge/cli/main.py", "practice/judge.py"):
         used[rel] = _python_texts(REPO / rel)
     for path in sorted((REPO / "web" / "templates").glob("*.html")):
         text = path.read_text(encoding="utf-8")
@@ -70,7 +70,7 @@ def _used_texts() -> dict[str, list[str]]:
 def test_every_text_the_front_ends_translate_is_in_the_table():
     used = _used_texts()
     # each front end really goes through the table (a parser that found nothing would pass)
-    assert len(used["judge/console.py"]) > 30 and len(used["practice/judge.py"]) > 8
+    assert len(used["judge/cli/console.py"]) > 30 and len(used["practice/judge.py"]) > 8
     assert len(used["instructor.html"]) > 30 and len(used["problem.html"]) > 10
     assert len(used["render.js"]) > 10 and len(used["timeline.js"]) > 5
     missing = {(where, text) for where, texts in used.items() for text in texts
@@ -88,7 +88,7 @@ def test_the_browser_and_the_pages_look_up_the_same_table():
 # Chinese in code that is not a table of words: the handbook's file format (its markers and
 # difficulty words), the statement a new problem starts with, a comment's example, and the
 # language switch's "中文" (a language's own name, the same in every language).
-ALLOWED = {"judge/handbook_format.py", "judge/importer.py", "judge/scaffold.py",
+ALLOWED = {"judge/authoring/handbook_format.py", "judge/authoring/importer.py", "judge/authoring/scaffold.py",
            "web/pages/markdown.py"}
 ENDONYM = "中文"
 

@@ -1,5 +1,5 @@
 """The grading core never depends on the web platform: `judge/` imports nothing from `web/`,
-the `judge` console script lives in web/ and hands the core's verbs to judge.cli, and
+the `judge` console script lives in web/ and hands the core's verbs to judge.cli.main, and
 practice/judge.py finds the `judge` package whatever PYTHONPATH says."""
 
 import ast

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from judge import grade, list_problems, public_expectations
-from judge.environment import grading_python
+from judge.grading.environment import grading_python
 from page_support import page_root, page_spec, run_page
 
 BROWSER = [p for p in list_problems() if p.browser]

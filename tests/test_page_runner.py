@@ -1,4 +1,4 @@
-"""The page's runner (judge/page_run.py) on the web fixture problem, run as Pyodide runs it
+"""The page's runner (judge/browser/page_run.py) on the web fixture problem, run as Pyodide runs it
 (tests/page_support.py): verdicts, a fresh import per Run, CE in the server's words, the
 grading Python's grammar, and the modules the browser lacks."""
 
@@ -15,9 +15,9 @@ import pytest
 
 from e2e.fake_grader import FIXTURES, PROBLEMS
 from judge import load_problem, public_expectations
-from judge.compare import compare, first_difference
+from judge.judging.compare import compare, first_difference
 from judge.runner.events import ObservationError, to_json_data
-from judge.syntax import first_syntax_error
+from judge.judging.syntax import first_syntax_error
 from page_support import default_root, page_spec, run_page
 
 FIX = PROBLEMS / "901-toy-lru"
@@ -84,7 +84,7 @@ def test_compile_error_and_browser_missing_modules(expected):
 
 
 def test_observation_comparison_rules():
-    """The page compares with the server's own rules (judge/compare.py, runner/events.py)."""
+    """The page compares with the server's own rules (judge/judging/compare.py, runner/events.py)."""
     assert first_difference(1.0, 1.0 + 1e-9) is None and first_difference(1.0, 1.1) == ""
     assert first_difference(True, 1) == "" and first_difference(1, True) == ""
     assert first_difference(to_json_data((1, [2, (3,)])), [1, [2, [3]]]) is None
@@ -115,13 +115,13 @@ def page_run(source: str, tmp_path, python=None) -> dict:
 
 def server_grade(source: str, tmp_path) -> dict:
     from judge import grade, load_problem
-    from judge.reference_cache import ReferenceCache
+    from judge.grading.reference_cache import ReferenceCache
     return grade(load_problem(FIX), source, cache=ReferenceCache(tmp_path / "refcache")).to_dict()
 
 
 @pytest.mark.skipif(sys.version_info >= (3, 12), reason="this Python accepts PEP 695 syntax")
 def test_newer_syntax_is_the_same_compile_error_on_run_and_submit(tmp_path):
-    from judge.environment import grading_python
+    from judge.grading.environment import grading_python
     source = ACCEPTED.rstrip("\n") + GENERIC
     line = source.splitlines().index("def first[T](items: list[T]) -> T:") + 1
     page = page_run(source, tmp_path, python=grading_python())
@@ -206,7 +206,7 @@ def test_newer_fstrings_are_judged_by_the_grading_grammar(tmp_path):
         pytest.skip("no Python >= 3.12 on PATH")
     script = tmp_path / "probe.py"
     script.write_text(
-        "import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom judge import syntax\n"
+        "import json, sys\nsys.path.insert(0, sys.argv[1])\nfrom judge.judging import syntax\n"
         "cases = json.loads(sys.stdin.read())\nout = {}\n"
         "for k, src in cases.items():\n"
         "    e, only = syntax.first_syntax_error(src, 'lru.py', '3.11')\n"
@@ -246,14 +246,15 @@ def test_the_page_needs_only_the_files_it_lists():
     """Every run here imports the runner in a child whose sys.path holds only `page_files()`,
     pytest and the standard library (page_support.run_page also checks that no judge module
     came from elsewhere); the same list is what the front-end build bundles."""
-    from judge.page_run import FILES_LIST, page_files
+    from judge.browser.page_run import page_files
 
     repo = Path(__file__).resolve().parent.parent
     files = page_files()
     assert all((repo / f).is_file() for f in files) and len(set(files)) == len(files)
-    assert {"judge/page_run.py", "judge/syntax.py", "judge/runner/plugin.py"} <= set(files)
+    assert {"judge/browser/page_run.py", "judge/judging/syntax.py", "judge/runner/plugin.py"} <= set(files)
     runner = {f"judge/runner/{p.name}" for p in (repo / "judge/runner").glob("*.py")}
     assert runner <= set(files)  # tests import any of them as judge_runner.*
-    assert Path(FILES_LIST).relative_to(repo).as_posix() in (
-        repo / "web/frontend/build.mjs").read_text()
+    # the bundle is the list itself: build_frontend.sh writes it, build.mjs reads it
+    assert "page_files()" in (repo / "scripts/build_frontend.sh").read_text()
+    assert "web/frontend/page-files.json" in (repo / "web/frontend/build.mjs").read_text()
     assert run(ACCEPTED, None, HERE)["verdict"] == "AC"

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from judge.compare import TRACE_TAIL, cut_trace, trace_diff
-from judge.report import Failure, Report, TestResult
-from judge.child_log import MAX_TRACE_STEPS, ChildLog
+from judge.judging.compare import TRACE_TAIL, cut_trace, trace_diff
+from judge.judging.report import Failure, Report, TestResult
+from judge.judging.child_log import MAX_TRACE_STEPS, ChildLog
 from judge.runner import plugin
 from judge.runner.events import EventWriter
 from judge.runner.trace import MAX_STEP_BYTES, MAX_STEPS, name_prompts, traced
-from judge.trace_text import trace_lines
-from judge.verdict import Verdict
+from judge.cli.trace_text import trace_lines
+from judge.judging.verdict import Verdict
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "reference"))
@@ -250,8 +250,8 @@ def test_text_diff_marks_the_differing_step():
 
 
 def test_judging_attaches_timelines_to_failing_public_tests_only():
-    from judge.test_verdict import Context, Redactor, judge_test
-    from judge.child_log import TestRecord
+    from judge.judging.test_verdict import Context, Redactor, judge_test
+    from judge.judging.child_log import TestRecord
 
     class Run:
         log = clock = None

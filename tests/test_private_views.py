@@ -23,7 +23,7 @@ import pytest
 from judge import grade
 from judge.sandbox import Limits, probe_layers, run_sandboxed
 from judge.sandbox import grants, scratchfs
-from judge.grading_folder import View, remove_orphans
+from judge.grading.workdir import View, remove_orphans
 from test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
 
 VICTIM = REFERENCE + "\nimport time\ntime.sleep(2.5)  # SECRET-VICTIM-CODE\n"

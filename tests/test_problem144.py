@@ -23,7 +23,7 @@ import torch
 
 import reference  # noqa: F401
 from judge import load_problem
-from judge.reference_cache import public_expectations
+from judge.grading.reference_cache import public_expectations
 from kv_cache import KVCache
 from three_tier import ThreeTierPrefixCachingBlockPool as Reference
 from page_support import default_root, run_page

@@ -1,5 +1,5 @@
 """Problems 141 and 142 in the page: their public suites run in the page's runner
-(judge/page_run.py; Pyodide in the browser, a child CPython here, see page_support.py). The
+(judge/browser/page_run.py; Pyodide in the browser, a child CPython here, see page_support.py). The
 reference passes every public test there with the same observations as in the grading sandbox,
 the accepted files pass, and a known-wrong file fails at the observation its header promises.
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judge import load_problem
-from judge.reference_cache import public_expectations
+from judge.grading.reference_cache import public_expectations
 from page_support import default_root, run_page
 from judge.problem import ProblemBank
 

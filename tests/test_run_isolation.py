@@ -12,7 +12,7 @@ to its other run.
 
 from __future__ import annotations
 
-from judge.suite_run import SCRATCH_FILES
+from judge.grading.suite_run import SCRATCH_FILES
 from test_judge_grading import FIRST, REFERENCE, cache, problem, run  # noqa: F401
 
 SIGNAL_AND_LISTEN = r'''

@@ -9,7 +9,7 @@ import io
 import shutil
 
 from judge import load_problem, public_expectations
-from judge.console import Console, print_report
+from judge.cli.console import Console, print_report
 from test_judge_grading import FIXTURES, REFERENCE, cache, problem, run  # noqa: F401
 
 REPLAY = r'''

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 
-from judge.clock import GRACE_S, SUITE_FACTOR, PhaseClock, TimeLimits
+from judge.judging.clock import GRACE_S, SUITE_FACTOR, PhaseClock, TimeLimits
 from judge.problem import LimitsConfig
 from judge.sandbox.usage import Usage
 from test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from judge import grade, load_problem
-from judge.compare import first_difference
-from judge.experiment import problem_experiment
-from judge.reference_cache import ReferenceCache
+from judge.judging.compare import first_difference
+from judge.grading.experiment import problem_experiment
+from judge.grading.reference_cache import ReferenceCache
 
 REPO = Path(__file__).resolve().parent.parent
 PROBLEM = load_problem(REPO / "problems" / "143-tiered-kv-cache")
@@ -75,7 +75,7 @@ def test_experiment_series(wrong, cache):
     exp = wrong["experiment"]
     committed = problem_experiment(PROBLEM)
     assert committed is not None and committed["yours"] is None
-    assert exp["reference"] == committed["reference"], "run python -m judge.experiment 143"
+    assert exp["reference"] == committed["reference"], "run python -m judge.grading.experiment 143"
     assert [s["run"] for s in exp["reference"]] == ["no cache", "GPU only", "tiered"]
     assert all(len(s["per_turn"]) == 3 for s in exp["reference"])
     verdict = next(t["verdict"] for t in wrong["tests"] if t["name"] == exp["test"])

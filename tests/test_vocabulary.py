@@ -1,12 +1,12 @@
-"""Event and verdict names are defined once (judge.vocabulary, judge.verdict); the browser's
+"""Event and verdict names are defined once (judge.judging.vocabulary, judge.judging.verdict); the browser's
 copy (web/frontend/src/vocabulary.js) is generated from them and committed equal."""
 
 import ast
 import re
 from pathlib import Path
 
-from judge.verdict import NAMES, Verdict
-from judge.vocabulary import STREAM_ORDER, Event, to_javascript
+from judge.judging.verdict import NAMES, Verdict
+from judge.judging.vocabulary import STREAM_ORDER, Event, to_javascript
 
 REPO = Path(__file__).resolve().parent.parent
 FRONT = REPO / "web" / "frontend" / "src"
@@ -14,13 +14,13 @@ FRONT = REPO / "web" / "frontend" / "src"
 
 def test_the_committed_vocabulary_js_is_the_generated_one():
     assert (FRONT / "vocabulary.js").read_text(encoding="utf-8") == to_javascript(), \
-        "run: python -m judge.vocabulary > web/frontend/src/vocabulary.js"
+        "run: python -m judge.judging.vocabulary > web/frontend/src/vocabulary.js"
 
 
 def test_the_front_end_build_writes_it():
     script = (REPO / "scripts" / "build_frontend.sh").read_text()
-    assert "-m judge.vocabulary" in script and "vocabulary.js" in script
-    assert script.index("judge.vocabulary") < script.index("node build.mjs")
+    assert "-m judge.judging.vocabulary" in script and "vocabulary.js" in script
+    assert script.index("judge.judging.vocabulary") < script.index("node build.mjs")
 
 
 def test_the_page_takes_verdict_names_from_the_vocabulary():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import judge.sandbox
-from judge.console import Console, print_report
+from judge.cli.console import Console, print_report
 from judge.sandbox.layers import Probe
 from web import cli
 
@@ -71,8 +71,8 @@ def test_serve_with_grading_workers_refuses(weak, tmp_path, capsys):
 
 def test_the_override_lets_a_worker_start(weak, monkeypatch, capsys):
     # Past the sandbox check, the device check stops it before anything starts: no CUDA here.
-    import judge.environment
-    monkeypatch.setattr(judge.environment, "cuda_available", lambda: False)
+    import judge.grading.environment
+    monkeypatch.setattr(judge.grading.environment, "cuda_available", lambda: False)
     assert cli.main([*REMOTE, "--device", "cuda", "--allow-weak-sandbox"]) == 2
     err = capsys.readouterr().err
     assert "refusing" not in err

@@ -281,7 +281,7 @@ def test_pages_render(client):
 
 def test_real_grading_core(tmp_path):
     """The default grader is the grading core: a wrong answer gets WA with its divergence."""
-    judge = pytest.importorskip("judge.grading", reason="the grading core is not in this tree")
+    judge = pytest.importorskip("judge.grading.grader", reason="the grading core is not in this tree")
     del judge
     app = create_app(make_settings(tmp_path), workers=1)
     with TestClient(app) as c:
@@ -295,7 +295,7 @@ def test_real_grading_core(tmp_path):
 
 @pytest.mark.slow
 def test_instructor_runs_judge_check(client):
-    pytest.importorskip("judge.check", reason="the grading core is not in this tree")
+    pytest.importorskip("judge.authoring.check", reason="the grading core is not in this tree")
     hdr = {"X-Instructor-Token": TOKEN}
     assert_error(client.post("/api/instructor/problems/901/check"), 401)
     assert_error(client.post("/api/instructor/problems/999/check", headers=hdr), 404)

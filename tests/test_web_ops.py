@@ -14,7 +14,7 @@ from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from web.app import create_app
 from web.store.db import Database
 from web.jobs.runner import run_job
-from judge.parity import parity_diff
+from judge.authoring.parity import parity_diff
 from judge.problem import ProblemBank
 from web.settings import Settings
 from web.client import WorkerClient

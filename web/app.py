@@ -176,7 +176,7 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
 
 def _warm_expectations(ctx: AppContext) -> None:
     """Compute the reference's public observations ahead of the first page view."""
-    from judge.reference_cache import public_expectations_or_error
+    from judge.grading.reference_cache import public_expectations_or_error
 
     for p in ctx.catalog.list():
         if p.browser:

@@ -1,5 +1,5 @@
 """Command line of the web platform: the `judge` console script's serve, worker, regrade and parity
-(`judge_main` hands the core's verbs to judge.cli).
+(`judge_main` hands the core's verbs to judge.cli.main).
 
     python -m web.cli serve [--host 127.0.0.1] [--port 8000] [--data DIR] [--workers N]
     python -m web.cli worker [--data DIR] [--workers N]     # extra grading processes
@@ -168,7 +168,7 @@ def worker(args) -> int:
 
 def remote_worker(args) -> int:
     """`worker --server URL`: a worker on any host, no database credentials."""
-    from judge.warm_grader import WarmGrader
+    from judge.grading.warm_grader import WarmGrader
     from web.jobs.graders import judge_grader, load_grader
     from judge.problem import ProblemBank
     from web.jobs.remote_worker import RemoteWorker
@@ -225,11 +225,11 @@ JUDGE_VERBS = {"serve": "run the web platform (site, API, embedded workers)",
 
 def judge_main(argv: list[str] | None = None) -> int:
     """The `judge` console script (and `python -m web`): the platform's verbs here, the core's
-    (grade, check, new, import, list, doctor) in judge.cli, with the same options as ever."""
+    (grade, check, new, import, list, doctor) in judge.cli.main, with the same options as ever."""
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv and argv[0] in JUDGE_VERBS:
         return main(argv)
-    from judge.cli import main as core_main
+    from judge.cli.main import main as core_main
     return core_main(argv, front_end_verbs=JUDGE_VERBS)
 
 

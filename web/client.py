@@ -21,7 +21,7 @@ from typing import Callable, Iterator
 
 import httpx
 
-from judge.vocabulary import Event
+from judge.judging.vocabulary import Event
 
 __all__ = ["ApiClient", "ApiError", "PlatformClient", "RemoteError", "ServerUnreachable",
            "WorkerClient", "WORKER_HEADER", "INSTRUCTOR_HEADER"]

@@ -21,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-from judge.parity import compare_devices, parity_lines
+from judge.authoring.parity import compare_devices, parity_lines
 
 EXIT_OK, EXIT_DIFFER, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 DEFAULT_SERVER = "http://127.0.0.1:8000"

@@ -13,7 +13,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from ..verdict import NAMES
+from judge.judging.verdict import NAMES
 
 LANGS = ("en", "zh")
 

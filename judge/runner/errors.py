@@ -112,7 +112,7 @@ def describe_syntax_error(exc: SyntaxError, filename: str) -> dict:
     """CE fields of a SyntaxError in the submission: exc_type, message, line, traceback.
 
     The one format for every place a submission's syntax is judged: the grading parent's check
-    before any sandbox and the page's Run (both through judge/syntax.py), and the runner's
+    before any sandbox and the page's Run (both through judge/judging/syntax.py), and the runner's
     import inside a sandbox, so Run and Submit show the same text for the same file."""
     name = os.path.basename(filename)
     line = exc.lineno if isinstance(exc.lineno, int) else None

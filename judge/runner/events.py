@@ -31,7 +31,7 @@ import time
 
 MAX_LABEL = 200
 MAX_DEPTH = 64
-MAX_LINE_BYTES = 1 << 20  # judge/bounded.py's limit; the runner cannot import judge
+MAX_LINE_BYTES = 1 << 20  # judge/judging/bounded.py's limit; the runner cannot import judge
 
 
 class ObservationError(TypeError):
@@ -56,7 +56,7 @@ class EventWriter:
         fields = {"ev": ev, **fields}
         line = (json.dumps(fields, separators=(",", ":"), allow_nan=True) + "\n").encode()
         if ev == "observation" and len(line) > MAX_LINE_BYTES:
-            # The parent would not read it anyway (judge/bounded.py): fail the test with a reason.
+            # The parent would not read it anyway (judge/judging/bounded.py): fail the test with a reason.
             raise ObservationError(f"observe: the value is {len(line):,} bytes of JSON; at most "
                                    f"{MAX_LINE_BYTES:,} bytes per observation")
         got = self._lock.acquire(timeout=wait) if wait >= 0 else self._lock.acquire()

@@ -7,7 +7,7 @@ the process when a test swallowed that and keeps computing. These are the polite
 a test (the next one still runs); the parent enforces the same limits on the whole process
 tree from its own measurements, and stops a test that waits instead of computing.
 
-The page's Run loads this plugin too (judge/page_run.py), in Pyodide: there is no `resource`
+The page's Run loads this plugin too (judge/browser/page_run.py), in Pyodide: there is no `resource`
 module and no profiling timer, and the page stops a run that takes too long from JavaScript.
 The timers run only where `start_watchdog` installed them (the sandbox's __main__).
 """

@@ -31,9 +31,9 @@ For callers:
 - ``result.stdout``/``stderr`` hold at most ``limits.output_bytes`` together.
 """
 
-from .layers import Probe, probe_layers
-from .limits import Limits
-from .run import SandboxError, SandboxResult, child_pipe, run_sandboxed
+from judge.sandbox.layers import Probe, probe_layers
+from judge.sandbox.limits import Limits
+from judge.sandbox.run import SandboxError, SandboxResult, child_pipe, run_sandboxed
 
 __all__ = ["Limits", "Probe", "SandboxError", "SandboxResult", "child_pipe", "probe_layers",
            "run_sandboxed"]

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Iterator
 
-from ..config import settings
+from judge.config import settings
 
 BASE_UID = settings().sandbox_base_uid
 SLOTS = 64

@@ -15,8 +15,8 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from . import accounts, bwrap, cgroups, grants, pid1, scratchfs, seccomp, unshare
-from .paths import check_reachable
+from judge.sandbox import accounts, bwrap, cgroups, grants, pid1, scratchfs, seccomp, unshare
+from judge.sandbox.paths import check_reachable
 
 # Layers whose absence weakens isolation; these are listed in ``missing``.
 SECURITY_LAYERS = ("python_runs", "rlimits", "uid_drop", "private_fs", "netns", "pidns",

@@ -11,7 +11,7 @@ import os
 import stat
 from typing import Iterable
 
-from . import grants
+from judge.sandbox import grants
 
 R, W, X = 4, 2, 1
 

@@ -6,7 +6,7 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-from .limits import Limits
+from judge.sandbox.limits import Limits
 
 MEMORY_SIGNS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc",
                 b"can't allocate memory", b"out of memory")

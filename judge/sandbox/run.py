@@ -28,14 +28,14 @@ import sys
 import time
 from typing import Iterable, Sequence
 
-from . import (accounts, bwrap, cgroups, grants, limits as limits_mod, pid1, scratchfs, seccomp,
+from judge.sandbox import (accounts, bwrap, cgroups, grants, limits as limits_mod, pid1, scratchfs, seccomp,
                unshare)
-from .layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
-from .limits import Limits
-from .result import SandboxResult, classify
-from .paths import check_reachable, normalize_binds
-from .usage import TreeMeter
-from .watch import drain, watch
+from judge.sandbox.layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
+from judge.sandbox.limits import Limits
+from judge.sandbox.result import SandboxResult, classify
+from judge.sandbox.paths import check_reachable, normalize_binds
+from judge.sandbox.usage import TreeMeter
+from judge.sandbox.watch import drain, watch
 
 GATE = 'IFS= read -r go || exit 125; [ "$go" = go ] || exit 125; unset PWD OLDPWD; ' \
        'exec "$@" </dev/null'

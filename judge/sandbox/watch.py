@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from .usage import TreeMeter, Usage
+from judge.sandbox.usage import TreeMeter, Usage
 
 CHUNK = 65536
 EXIT_GRACE_S = 0.2   # pipes still open this long after the child exited: leftovers hold them

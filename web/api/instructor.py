@@ -8,7 +8,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy import func, select
 
-from judge.reference_cache import public_expectations_or_error
+from judge.grading.reference_cache import public_expectations_or_error
 
 from web.api import app_context
 from web.api.errors import ApiError

@@ -30,9 +30,9 @@ def get_problem(request: Request, problem_id: str) -> dict:
     gives it: {outcome, observations: [{label, value}, ...], ...}}, null when unavailable), and
     `grading_python` ("3.11"): the Python that grades Submit, whose grammar Run checks with, and
     `experiment` (the reference's series of the chapter's experiment, for the chart; or null)."""
-    from judge.environment import grading_python
-    from judge.experiment import problem_experiment
-    from judge.reference_cache import public_expectations_or_error
+    from judge.grading.environment import grading_python
+    from judge.grading.experiment import problem_experiment
+    from judge.grading.reference_cache import public_expectations_or_error
 
     ctx = app_context(request)
     p = ctx.catalog.get(problem_id)

@@ -11,7 +11,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
-from judge.vocabulary import Event
+from judge.judging.vocabulary import Event
 
 from web.api import app_context
 from web.api.errors import ApiError

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from pydantic import BaseModel, Field
 from sqlalchemy import func, select
 
-from judge.vocabulary import Event
+from judge.judging.vocabulary import Event
 
 from web.api import app_context
 from web.api.edge import MAX_ROW_ID

@@ -19,7 +19,7 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 from sqlalchemy import select
 
-from judge.vocabulary import Event
+from judge.judging.vocabulary import Event
 
 from web.api import app_context
 from web.api.edge import worker_token_refusal

@@ -3,15 +3,16 @@ import * as esbuild from "esbuild";
 import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
 
-// The page's runner is the judge's own code: the files judge/page_files.json lists (the list a
-// test proves complete) become one module, {"judge/page_run.py": text, ...}, for the worker.
+// The page's runner is the judge's own code: its browser-safe rooms (page-files.json, written by
+// build_frontend.sh from judge.browser.page_run.page_files()) become one module,
+// {"judge/browser/page_run.py": text, ...}, for the worker.
 const repo = resolve("../..");
 const pageFiles = {
   name: "page-files",
   setup(build) {
     build.onResolve({ filter: /^page-files$/ }, () => ({ path: "page-files", namespace: "page-files" }));
     build.onLoad({ filter: /.*/, namespace: "page-files" }, () => {
-      const list = JSON.parse(readFileSync(resolve(repo, "judge/page_files.json"), "utf8"));
+      const list = JSON.parse(readFileSync(resolve(repo, "web/frontend/page-files.json"), "utf8"));
       const files = Object.fromEntries(list.map((rel) => [rel, readFileSync(resolve(repo, rel), "utf8")]));
       return { contents: `export default ${JSON.stringify(files)};`, loader: "js", watchFiles: list.map((rel) => resolve(repo, rel)) };
     });

@@ -39,7 +39,7 @@ def load_grader(spec: str | None) -> Grader:
 def judge_available() -> tuple[bool, str]:
     """Whether `from judge import grade, load_problem` works here, and why not."""
     try:
-        importlib.import_module("judge.grading")
+        importlib.import_module("judge.grading.grader")
         importlib.import_module("judge.problem")
     except Exception as exc:
         return False, f"{type(exc).__name__}: {exc}"

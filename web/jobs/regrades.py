@@ -17,7 +17,7 @@ from typing import Callable
 
 from sqlalchemy import func, select
 
-from judge.vocabulary import Event
+from judge.judging.vocabulary import Event
 
 from web.store.db import (
     DONE, LIVE, QUEUED, REGRADE, REGRADE_PRIORITY, Database, Regrade, RegradeItem, Submission,

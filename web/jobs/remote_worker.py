@@ -7,7 +7,7 @@ progress events and the Report. It holds no database credentials: the code it ru
 
 - Device: CUDA when present (`--device auto`), else CPU. A CUDA worker grades one job at a time
   (one per GPU: run one worker per GPU, with CUDA_VISIBLE_DEVICES) and also takes the jobs that
-  require a GPU (parity checks). The reference stack is kept warm between jobs (`judge.warm_grader.WarmGrader`).
+  require a GPU (parity checks). The reference stack is kept warm between jobs (`judge.grading.warm_grader.WarmGrader`).
 - Redis unreachable: each slot backs off (0.5 s doubling to 30 s, with jitter) and reconnects;
   the server unreachable: claims and results are retried (`web.jobs.remote_backend`).
 - SIGTERM/SIGINT: finish the jobs in progress, then leave; a second signal leaves at once (the

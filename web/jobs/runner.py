@@ -26,8 +26,8 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from judge.problem import ProblemBank, ProblemError
-from judge.report import platform_error_report
-from judge.vocabulary import Event
+from judge.judging.report import platform_error_report
+from judge.judging.vocabulary import Event
 
 from web.jobs import worker_table as workers
 from web.jobs.graders import Grader

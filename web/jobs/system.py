@@ -19,7 +19,7 @@ import time
 from huey.consumer import Consumer, ConsumerStopped
 from sqlalchemy import select, update
 
-from judge.grading_folder import pid_alive
+from judge.grading.workdir import pid_alive
 from judge.problem import ProblemBank
 
 from web.jobs import worker_table as workers
@@ -189,7 +189,7 @@ class JobSystem:
 def _local_device() -> str:
     """The device the grading core picks here ("auto")."""
     try:
-        from judge.environment import cuda_available
+        from judge.grading.environment import cuda_available
         return "cuda" if cuda_available() else "cpu"
     except Exception:
         return "cpu"

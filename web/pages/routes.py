@@ -10,7 +10,7 @@ from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse,
 from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from judge.environment import grading_python
+from judge.grading.environment import grading_python
 from judge.messages import LANGS, translate
 
 from web.api.submissions import submission_json
@@ -41,7 +41,7 @@ def render(request: Request, name: str, http_status: int = 200, **ctx) -> HTMLRe
     app_ctx = request.app.state.ctx
     visitor = find_visitor(app_ctx.db, _token(request))
     # The templates' words are English, looked up in the one table (judge/messages) by `_`; the
-    # grading Python is named where it is decided (judge.environment), not in the text.
+    # grading Python is named where it is decided (judge.grading.environment), not in the text.
     resp = templates.TemplateResponse(request, name, {
         "lang": lang, "_": partial(translate, lang=lang), "grading_python": grading_python(),
         "visitor": visitor, "build": app_ctx.build,

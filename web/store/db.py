@@ -23,7 +23,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
-from judge.vocabulary import Event
+from judge.judging.vocabulary import Event
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"
 LIVE, REGRADE, PARITY = "live", "regrade", "parity"

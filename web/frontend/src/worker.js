@@ -7,7 +7,7 @@
 //               lint {id, code}
 // Messages out: status {text}, ready {ms}, editor-ready {ms}, result {id, result},
 //               answer {id, value}, fatal {message}
-// The judge's files the page runner needs (judge/page_files.json), bundled by build.mjs.
+// The judge's files the page runner needs (judge/judging, judge/browser, judge/runner), bundled by build.mjs.
 import pageFiles from "page-files";
 
 const HOME = "/home/pyodide";
@@ -49,8 +49,8 @@ def kvp_signature(code, line, col):
     return json.dumps(out)
 
 def kvp_lint(code):
-    # The grading Python's grammar, as Run and Submit judge it (judge/syntax.py).
-    from judge.syntax import first_syntax_error
+    # The grading Python's grammar, as Run and Submit judge it (judge/judging/syntax.py).
+    from judge.judging.syntax import first_syntax_error
     e, _ = first_syntax_error(code, MODULE + ".py", GRADING_PYTHON)
     if not isinstance(e, SyntaxError):
         return "[]"
@@ -129,7 +129,7 @@ function run({ id, spec }) {
   const t0 = performance.now();
   py.globals.set("kvp_spec_json", JSON.stringify({ ...spec, workdir: "/tmp/kvp-run" }));
   const text = py.runPython(
-    "import json as _j\nfrom judge.bounded import strict_dumps as _dumps\n" +
+    "import json as _j\nfrom judge.judging.bounded import strict_dumps as _dumps\n" +
       "_dumps(page_run.run(_j.loads(kvp_spec_json)))",
   );
   const result = JSON.parse(text);

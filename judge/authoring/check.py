@@ -1,0 +1,194 @@
+"""`check_problem(problem) -> CheckResult`: a problem proves itself before it goes live.
+
+- problem.toml is valid, the statements (en, zh) exist and render, the files it names exist,
+  every weight names a test;
+- the reference passes every test (AC) and every test records at least one observation;
+- the starter imports and fails (anything but AC);
+- every submissions/accepted/*.py gets AC;
+- every submissions/wrong_answer/*.py gets the verdict its header names (`# expect: WA`) and
+  fails every test it names (`# caught-by: hidden/test_x.py::test_y`).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from judge.problem import LANGS, Problem, ProblemError, load_problem
+from judge.judging.report import Report
+from judge.judging.verdict import Verdict
+
+_EXPECT = re.compile(r"^#\s*expect:\s*([A-Za-z]+)\s*$", re.MULTILINE)
+_CAUGHT = re.compile(r"^#\s*caught-by:\s*(.+?)\s*$", re.MULTILINE)
+
+
+@dataclass
+class SubmissionCheck:
+    label: str                   # "reference", "starter", "accepted/x.py", "wrong_answer/y.py"
+    path: Path
+    expect: str                  # a verdict, or "not AC" for the starter
+    caught_by: list[str] = field(default_factory=list)
+    report: Report | None = None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    @property
+    def verdict(self) -> str | None:
+        return str(self.report.verdict) if self.report else None
+
+    def verdicts(self) -> dict[str, str]:
+        return {t.name: str(t.verdict) for t in self.report.tests} if self.report else {}
+
+
+@dataclass
+class CheckResult:
+    name: str
+    problem: Problem | None = None
+    errors: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    submissions: list[SubmissionCheck] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(s.ok for s in self.submissions)
+
+    @property
+    def tests(self) -> list[str]:
+        return [t.name for t in self.problem.tests()] if self.problem else []
+
+    def table(self) -> list[dict]:
+        """One row per submission: label, expect, verdict, ok, {test: verdict}."""
+        return [{"submission": s.label, "expect": s.expect, "verdict": s.verdict, "ok": s.ok,
+                 "problems": list(s.problems), "tests": s.verdicts()} for s in self.submissions]
+
+
+def parse_header(source: str) -> tuple[str | None, list[str]]:
+    """(expected verdict, tests that must fail) from a wrong submission's header comments."""
+    head_lines = []
+    for ln in source.splitlines():
+        if ln.strip() and not ln.lstrip().startswith("#"):
+            break
+        head_lines.append(ln.strip())
+    head = "\n".join(head_lines)
+    m = _EXPECT.search(head)
+    caught = [c.strip() for m2 in _CAUGHT.finditer(head) for c in m2.group(1).split(",")]
+    return (m.group(1).upper() if m else None), [c for c in caught if c]
+
+
+def _static_checks(p: Problem, res: CheckResult) -> None:
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt()
+    for lang in LANGS:
+        path = p.statement_path(lang)
+        if not path.is_file():
+            res.errors.append(f"{path}: missing statement ({lang})")
+            continue
+        text = path.read_text(encoding="utf-8")
+        if not text.strip() or not md.render(text).strip():
+            res.errors.append(f"{path}: the statement is empty")
+        if "TODO" in text:
+            res.warnings.append(f"{path}: still contains TODO")
+    if not p.starter_path.is_file():
+        res.errors.append(f"{p.starter_path}: missing starter")
+    if not p.reference_path.is_file():
+        res.errors.append(f"{p.path / 'problem.toml'}: field `reference.path`: "
+                          f"{p.reference_path} does not exist")
+    try:
+        p.handbook_paths
+        tests = p.tests()
+    except ProblemError as e:
+        res.errors.append(str(e))
+        return
+    if not p.tests("public"):
+        res.errors.append(f"{p.suite_dir('public')}: no public tests (test_*.py with test_*)")
+    if not p.examples():
+        res.warnings.append(f"{p.name}: no example tests (test_example*)")
+    names = {t.name for t in tests}
+    for name in p.config.weights:
+        if name not in names:
+            res.errors.append(f"{p.path / 'problem.toml'}: field `weights`: {name!r} is not "
+                              "a test of this problem")
+
+
+def _check_reference_observations(p: Problem, device: str, res: CheckResult) -> None:
+    from judge.grading.environment import resolve_device
+    from judge.grading.reference_cache import ReferenceFailure, get_reference
+
+    suites = [s for s in ("public", "hidden") if p.tests(s)]
+    try:
+        ref, _ = get_reference(p, suites, resolve_device(device))
+    except ReferenceFailure as e:
+        res.errors.append(str(e))
+        return
+    for s in suites:
+        for t in ref[s]["tests"]:
+            if t["outcome"] == "passed" and not t["observations"]:
+                res.errors.append(f"{t['name']}: records no observation (call observe(...) at "
+                                  "least once, so a forged pass cannot match)")
+
+
+def check_problem(problem: Problem | str, *, device: str = "auto",
+                  on_progress: Callable[[str, Report | None], None] | None = None
+                  ) -> CheckResult:
+    from judge.grading.grader import grade
+
+    res = CheckResult(name=str(problem if not isinstance(problem, Problem) else problem.name))
+    try:
+        p = load_problem(problem)
+    except ProblemError as e:
+        res.errors.append(str(e))
+        return res
+    res.problem, res.name = p, p.name
+    _static_checks(p, res)
+    if res.errors:
+        return res
+
+    def run(check: SubmissionCheck) -> SubmissionCheck:
+        if on_progress:
+            on_progress(check.label, None)
+        source = check.path.read_text(encoding="utf-8")
+        check.report = grade(p, source, device=device, reveal_hidden=True)
+        if check.report.ie_cause:
+            check.problems.append(f"internal error: {check.report.ie_cause}")
+        v = check.report.verdict
+        if check.expect == "not AC":
+            if v is Verdict.AC:
+                check.problems.append("the starter is accepted: it must fail")
+            elif v in (Verdict.CE, Verdict.IE):
+                check.problems.append(f"the starter must import and fail its tests, got {v}")
+        elif str(v) != check.expect:
+            check.problems.append(f"expected {check.expect}, got {v}")
+        verdicts = check.verdicts()
+        for name in check.caught_by:
+            if name not in verdicts:
+                check.problems.append(f"caught-by names {name!r}, which is not a test")
+            elif verdicts[name] in ("AC", "SKIP"):
+                check.problems.append(f"caught-by {name} passed")
+        if on_progress:
+            on_progress(check.label, check.report)
+        res.submissions.append(check)
+        return check
+
+    ref = run(SubmissionCheck("reference", p.reference_path, "AC"))
+    if not ref.ok:  # every other grading would be an internal error too
+        return res
+    _check_reference_observations(p, device, res)
+    run(SubmissionCheck("starter", p.starter_path, "not AC"))
+    for path in p.submissions("accepted"):
+        run(SubmissionCheck(f"accepted/{path.name}", path, "AC"))
+    for path in p.submissions("wrong_answer"):
+        expect, caught = parse_header(path.read_text(encoding="utf-8"))
+        if expect is None or expect not in Verdict.__members__ or expect == "AC":
+            c = SubmissionCheck(f"wrong_answer/{path.name}", path, str(expect))
+            c.problems.append("its header must name the verdict it gets: # expect: WA "
+                              "(WA, RE, TLE, MLE, OLE or CE)")
+            res.submissions.append(c)
+            continue
+        run(SubmissionCheck(f"wrong_answer/{path.name}", path, expect, caught))
+    return res

@@ -1,0 +1,294 @@
+"""Reading a problem in the handbook's own format, for `judge import` (judge/authoring/importer.py).
+
+    practice/problems/<book>/<slug>/
+      problem.md    front matter (title, chapter, difficulty 简单/中等/困难, tags, requires),
+                    the description, then optionally `<!-- 题解 -->` and the explanation
+      starter.py  solution.py  test.py     (test_example* are the examples)
+
+`read_problem(folder)` returns a `HandbookProblem` or raises `Refused` with a sentence saying
+why this judge cannot take it. `split_tests(source)` cuts test.py into the examples and the rest.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REQUIRED_FILES = ("problem.md", "starter.py", "solution.py", "test.py")
+DIFFICULTY = {"简单": "easy", "中等": "medium", "困难": "hard",
+              "easy": "easy", "medium": "medium", "hard": "hard"}
+KNOWN_KEYS = {"title", "chapter", "difficulty", "tags", "requires"}
+# What a problem may need: PyTorch, a CUDA device (from Python), or a local machine (no browser).
+RUNTIMES = {"torch", "cuda", "local"}
+# What says the problem is written in C++ or CUDA C++, which this judge cannot build or run.
+NATIVE_REQUIREMENTS = {"cuda_kernel", "cuda-kernel", "cpp", "c++", "cxx", "cuda_cpp", "nvcc"}
+NATIVE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp"}
+NATIVE_PYTHON = ("load_inline", "cpp_extension")  # torch building C++ at run time
+MARKER = re.compile(r"^\s*<!--\s*题解\s*-->\s*$")
+_KEY = re.compile(r"^([A-Za-z_][A-Za-z0-9_-]*)\s*:(.*)$")
+
+
+class Refused(Exception):
+    """This folder cannot become a problem of this bank; the message says why."""
+
+
+class FrontMatterError(ValueError):
+    pass
+
+
+# ---- front matter -------------------------------------------------------------------------
+
+def parse_front_matter(text: str) -> tuple[dict, str]:
+    """({key: str | [str]}, the text after it). Only `key: value` and `key: [a, b]` lines (and
+    comments) are understood; anything else is an error rather than a guess."""
+    lines = text.lstrip("\ufeff").splitlines()
+    if not lines or lines[0].strip() != "---":
+        raise FrontMatterError("it does not start with a front matter block ('---' on line 1)")
+    end = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if end is None:
+        raise FrontMatterError("the front matter block is never closed (no second '---' line)")
+    data: dict = {}
+    for n in range(1, end):
+        line = lines[n]
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        where = f"line {n + 1}"
+        if line[0] in " \t-":
+            raise FrontMatterError(f"{where}: nested or indented values are not supported: "
+                                   f"{line.strip()!r}")
+        m = _KEY.match(line)
+        if not m:
+            raise FrontMatterError(f"{where}: expected `key: value`, got {line.strip()!r}")
+        key, raw = m.group(1), m.group(2).strip()
+        if key in data:
+            raise FrontMatterError(f"{where}: `{key}` is given twice")
+        if not raw:
+            raise FrontMatterError(f"{where}: `{key}` has no value")
+        data[key] = _value(raw, where)
+    return data, "\n".join(lines[end + 1:])
+
+
+def _value(raw: str, where: str):
+    if raw.startswith("["):
+        raw = re.sub(r"\]\s+#.*$", "]", raw)
+        if not raw.endswith("]"):
+            raise FrontMatterError(f"{where}: a list must end with ']' on the same line")
+        items = _split_items(raw[1:-1], where)
+        return [_scalar(item, where) for item in items]
+    return _scalar(raw, where)
+
+
+def _split_items(inner: str, where: str) -> list[str]:
+    items, buf, quote = [], "", None
+    for ch in inner:
+        if quote:
+            buf += ch
+            quote = None if ch == quote else quote
+        elif ch in "\"'":
+            buf, quote = buf + ch, ch
+        elif ch == ",":
+            items.append(buf.strip())
+            buf = ""
+        elif ch in "[]{}":
+            raise FrontMatterError(f"{where}: nested lists or maps are not supported")
+        else:
+            buf += ch
+    if quote:
+        raise FrontMatterError(f"{where}: a quoted item is never closed")
+    if buf.strip() or items:
+        items.append(buf.strip())
+    if any(not item for item in items):
+        raise FrontMatterError(f"{where}: a list has an empty item")
+    return items
+
+
+def _scalar(raw: str, where: str) -> str:
+    if raw[:1] in ("'", '"'):
+        q = raw[0]
+        if len(raw) < 2 or not raw.endswith(q):
+            raise FrontMatterError(f"{where}: the quoted value {raw!r} is not closed")
+        return raw[1:-1]
+    if raw[:1] in "{&*!|>":
+        raise FrontMatterError(f"{where}: {raw!r} is not a plain value")
+    return re.split(r"\s+#", raw, maxsplit=1)[0].strip()
+
+
+def split_explanation(body: str) -> tuple[str, str | None]:
+    """(description, explanation after the `<!-- 题解 -->` line, or None)."""
+    lines = body.splitlines()
+    for i, line in enumerate(lines):
+        if MARKER.match(line):
+            after = "\n".join(lines[i + 1:]).strip()
+            return "\n".join(lines[:i]).strip(), after or None
+    return body.strip(), None
+
+
+# ---- the problem --------------------------------------------------------------------------
+
+@dataclass
+class HandbookProblem:
+    folder: Path
+    book: str
+    slug: str
+    title: str
+    chapter: str
+    difficulty: str            # easy | medium | hard
+    tags: list[str]
+    requires: list[str]        # of RUNTIMES
+    description: str
+    explanation: str | None
+    starter: str
+    solution: str
+    tests: str
+    extra_files: list[Path] = field(default_factory=list)  # data or helpers test.py reads
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.book}/{self.slug}"
+
+
+def normalize_slug(name: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+
+
+def _native_reason(folder: Path, meta: dict | None) -> str | None:
+    files = sorted(p.name for p in folder.rglob("*")
+                   if p.is_file() and p.suffix.lower() in NATIVE_SUFFIXES)
+    if files:
+        return f"it has C++/CUDA sources ({', '.join(files[:3])})"
+    if meta:
+        needs = [r for r in _as_list(meta.get("requires")) if r.lower() in NATIVE_REQUIREMENTS]
+        if needs:
+            return f"its front matter requires {', '.join(needs)}"
+        lang = str(meta.get("language") or meta.get("lang") or "python").lower()
+        if lang not in ("python", "py"):
+            return f"its front matter says the language is {lang}"
+    for name in ("starter.py", "solution.py", "test.py"):
+        p = folder / name
+        text = p.read_text(encoding="utf-8", errors="replace") if p.is_file() else ""
+        if any(word in text for word in NATIVE_PYTHON):
+            return f"{name} compiles C++ at run time (torch.utils.cpp_extension)"
+    return None
+
+
+def _as_list(value) -> list[str]:
+    if value is None:
+        return []
+    return value if isinstance(value, list) else [value]
+
+
+def read_problem(folder: Path) -> HandbookProblem:
+    folder = Path(folder).resolve()  # "." names a problem too
+    if not folder.is_dir():
+        raise Refused(f"{folder}: no such folder")
+    meta = None
+    md = folder / "problem.md"
+    if md.is_file():
+        try:
+            meta, body = parse_front_matter(md.read_text(encoding="utf-8"))
+        except (FrontMatterError, UnicodeDecodeError) as e:
+            native = _native_reason(folder, None)
+            if native:
+                raise Refused(f"a C++/CUDA problem: {native}; this judge runs Python only")
+            raise Refused(f"problem.md: broken front matter: {e}") from None
+    native = _native_reason(folder, meta)
+    if native:
+        raise Refused(f"a C++/CUDA problem: {native}; this judge runs Python only")
+    missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
+    if missing:
+        raise Refused(f"missing {', '.join(missing)}")
+    notes = []
+    for key in ("title", "chapter", "difficulty"):
+        if not isinstance(meta.get(key), str) or not meta[key].strip():
+            raise Refused(f"problem.md: broken front matter: `{key}` is missing or not a text")
+    difficulty = DIFFICULTY.get(meta["difficulty"].strip().lower())
+    if difficulty is None:
+        raise Refused(f"problem.md: broken front matter: difficulty {meta['difficulty']!r} is "
+                      "not one of 简单, 中等, 困难")
+    for key in ("tags", "requires"):
+        if key in meta and not isinstance(meta[key], list):
+            raise Refused(f"problem.md: broken front matter: `{key}` must be a list ([a, b])")
+    requires = [r.lower() for r in meta.get("requires", [])]
+    unknown = [r for r in requires if r not in RUNTIMES]
+    if unknown:
+        raise Refused(f"problem.md: requires {', '.join(unknown)}, which this judge does not "
+                      f"know (it knows {', '.join(sorted(RUNTIMES))})")
+    for key in sorted(set(meta) - KNOWN_KEYS):
+        notes.append(f"problem.md: front matter key `{key}` ignored")
+    slug = normalize_slug(folder.name)
+    if not slug:
+        raise Refused(f"{folder.name!r} gives no usable slug (letters, digits, '-')")
+    description, explanation = split_explanation(body)
+    if not description:
+        raise Refused("problem.md has no description before the explanation marker")
+    sources = {}
+    for name in ("starter.py", "solution.py", "test.py"):
+        text = (folder / name).read_text(encoding="utf-8")
+        try:
+            ast.parse(text, filename=name)
+        except SyntaxError as e:
+            raise Refused(f"{name}: line {e.lineno}: {e.msg}") from None
+        sources[name] = text
+    examples, _ = example_and_other_tests(sources["test.py"])
+    if not examples:
+        raise Refused("test.py has no test_example* function: there would be no public tests")
+    extra = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
+                   and p.name not in REQUIRED_FILES and p.suffix in (".py", ".json", ".txt"))
+    return HandbookProblem(
+        folder=folder, book=folder.parent.name, slug=slug, title=meta["title"].strip(),
+        chapter=meta["chapter"].strip(), difficulty=difficulty, tags=list(meta.get("tags", [])),
+        requires=requires, description=description, explanation=explanation,
+        starter=sources["starter.py"], solution=sources["solution.py"], tests=sources["test.py"],
+        extra_files=extra, notes=notes)
+
+
+# ---- tests --------------------------------------------------------------------------------
+
+def _is_test(node) -> bool:
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
+        node.name.startswith("test_")
+
+
+def example_and_other_tests(source: str) -> tuple[list[str], list[str]]:
+    """(examples, the other tests) among test.py's top-level functions, in source order."""
+    tree = ast.parse(source)
+    tests = [n.name for n in tree.body if _is_test(n)]
+    return ([t for t in tests if t.startswith("test_example")],
+            [t for t in tests if not t.startswith("test_example")])
+
+
+def split_tests(source: str) -> tuple[str, str]:
+    """(the examples' module, the other tests' module). Each keeps everything test.py has
+    besides tests (imports, helpers, constants) and drops the other group's test functions,
+    with their decorators and the comment lines right above them, so no hidden test's source
+    reaches the public file."""
+    tree = ast.parse(source)
+    lines = source.splitlines(keepends=True)
+    drop_public, drop_hidden = [], []
+    for node in tree.body:
+        if _is_test(node):
+            group = drop_hidden if node.name.startswith("test_example") else drop_public
+            group.append(_span(node, lines))
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            drop_public.append(_span(node, lines))
+    return _without(lines, drop_public), _without(lines, drop_hidden)
+
+
+def _span(node, lines: list[str]) -> tuple[int, int]:
+    """0-based [start, end) of a definition's lines, its decorators and the comments on it."""
+    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
+    while start > 0 and lines[start - 1].lstrip().startswith("#"):
+        start -= 1
+    return start, node.end_lineno
+
+
+def _without(lines: list[str], spans: list[tuple[int, int]]) -> str:
+    keep = [True] * len(lines)
+    for a, b in spans:
+        for i in range(a, b):
+            keep[i] = False
+    text = "".join(line for line, k in zip(lines, keep) if k)
+    return re.sub(r"\n{4,}", "\n\n\n", text)

@@ -1,0 +1,346 @@
+"""`judge import PATH... [--problems DIR] [--number N]`: problems in the handbook's own format
+(judge/authoring/handbook_format.py) become problems of this bank.
+
+    <bank>/<NNN>-<slug>/
+      problem.toml            module "solution", handbook module `checker`, [source] provenance
+      statement.zh.md         the description; statement.en.md says the text is Chinese only
+      explanation.zh.md       the text after `<!-- 题解 -->`, shown once a submission is accepted
+      starter/solution.py     reference/solution.py (never mounted in a sandbox)
+      tests/public/test_examples.py   test.py with only its test_example* functions
+      tests/hidden/test_hidden.py     test.py with only the others
+
+The slug is the stable key (the handbook renumbers its problems when chapters move): importing a
+slug again rewrites that folder and keeps its number and its submissions/. New slugs get the
+next free numbers from --base (900), or --number for a single problem. A folder this judge
+cannot run is refused with the reason, the others are imported, and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import tempfile
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from judge.authoring.handbook_format import (NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused,
+                              example_and_other_tests, read_problem, split_tests)
+from judge.problem import REPO_ROOT, ProblemError, Problem, parse_config, problems_root
+
+DEFAULT_BASE = 900
+LICENCE = "CC BY-NC-SA 4.0"
+LICENCE_URL = "https://creativecommons.org/licenses/by-nc-sa/4.0/"
+ATTRIBUTION = "the LLM-inference handbook's practice problems, by the handbook's authors"
+CHANGES = ("problem.md split into this statement and an explanation shown after an accepted "
+           "submission; test.py split into public tests (its examples) and hidden tests")
+EN_NOTE = ("This problem comes from the handbook's practice set, which is written in Chinese: "
+           "its statement is only available in Chinese (below).")
+CHECKER = REPO_ROOT / "reference" / "checker.py"
+_FOLDER = re.compile(r"^(\d+)-([a-z0-9-]+)$")
+
+
+@dataclass
+class Imported:
+    key: str                   # "<book>/<slug>"
+    folder: Path
+    number: int
+    updated: bool
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportResult:
+    imported: list[Imported] = field(default_factory=list)
+    refused: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    notes: list[str] = field(default_factory=list)
+
+
+# ---- finding the handbook's problems ------------------------------------------------------
+
+def _looks_like_problem(d: Path) -> bool:
+    return any((d / f).is_file() for f in REQUIRED_FILES) or \
+        any(p.is_file() and p.suffix.lower() in NATIVE_SUFFIXES for p in d.iterdir())
+
+
+def find_problem_folders(path: Path, depth: int = 0) -> list[Path]:
+    """`path` itself when it is a problem folder, else the problem folders below it (a book,
+    or the whole practice/problems folder)."""
+    if _looks_like_problem(path):
+        return [path]
+    if depth >= 3:
+        return []
+    out = []
+    for sub in sorted(path.iterdir()):
+        if sub.is_dir() and not sub.name.startswith((".", "_")):
+            out += find_problem_folders(sub, depth + 1)
+    return out
+
+
+def _source_path(folder: Path) -> str:
+    parts = folder.resolve().parts
+    for i in range(len(parts) - 1):
+        if parts[i:i + 2] == ("practice", "problems"):
+            return "/".join(parts[i:])
+    return "/".join(parts[-2:])
+
+
+# ---- the bank -----------------------------------------------------------------------------
+
+def _bank_index(bank: Path) -> tuple[dict[str, tuple[Path, int, bool]], set[int]]:
+    """({slug: (folder, number, imported from the handbook)}, numbers in use)."""
+    by_slug, numbers = {}, set()
+    for folder in sorted(bank.iterdir()) if bank.is_dir() else []:
+        m = _FOLDER.match(folder.name)
+        if not m:
+            continue
+        numbers.add(int(m.group(1)))
+        try:
+            data = tomllib.loads((folder / "problem.toml").read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        imported = (data.get("source") or {}).get("format") == "handbook"
+        by_slug[str(data.get("slug") or m.group(2))] = (folder, int(m.group(1)), imported)
+    return by_slug, numbers
+
+
+def install_checker(base: Path) -> str | None:
+    """The handbook modules of a bank live in <base>/reference/; imported tests need `checker`
+    there. Returns a note when it had to be written."""
+    dest = base / "reference" / "checker.py"
+    if dest.is_file() and (dest.resolve() == CHECKER.resolve() or
+                           dest.read_bytes() == CHECKER.read_bytes()):
+        return None
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(CHECKER, dest)
+    return f"installed the handbook helpers `checker` as {dest}"
+
+
+# ---- writing one problem ------------------------------------------------------------------
+
+def _s(text: str) -> str:
+    """A TOML basic string (JSON's escapes are a subset of TOML's)."""
+    import json
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _list(items) -> str:
+    return "[" + ", ".join(_s(i) for i in items) + "]"
+
+
+def problem_toml(hp: HandbookProblem, number: int, reference: str, *, source_url: str | None,
+                 attribution: str | None) -> str:
+    torch = "torch" in hp.requires or "cuda" in hp.requires
+    requires = (["torch"] if torch else []) + (["cuda"] if "cuda" in hp.requires else [])
+    path = _source_path(hp.folder)
+    url = f"{source_url.rstrip('/')}/{hp.book}/{hp.folder.name}" if source_url else ""
+    limits = ((120, 120, 3072, 256, 5.0) if torch else (60, 60, 1024, 64, 3.0))
+    return f'''# Imported by `judge import` from {path}: edit the handbook's files and import again.
+id = "{number}"
+slug = "{hp.slug}"
+difficulty = "{hp.difficulty}"
+chapter = {_s(hp.chapter)}
+tags = {_list(hp.tags)}
+requires = {_list(requires)}
+browser = false   # the tests use the handbook's `checker`, which the page's runner does not record
+
+[title]
+en = {_s(hp.title)}
+zh = {_s(hp.title)}
+
+[submission]
+module = "solution"
+
+[handbook]
+modules = ["checker"]
+
+[reference]
+path = {_s(reference)}
+
+[limits]
+wall_s = {limits[0]}
+cpu_s = {limits[1]}
+memory_mb = {limits[2]}
+output_kb = {limits[3]}
+time_factor = 4.0
+min_test_s = {limits[4]}
+
+[source]
+format = "handbook"
+book = {_s(hp.book)}
+slug = {_s(hp.folder.name)}
+path = {_s(path)}
+url = {_s(url)}
+licence = "{LICENCE}"
+licence_url = "{LICENCE_URL}"
+attribution = {_s(attribution or ATTRIBUTION)}
+changes = {_s(CHANGES)}
+'''
+
+
+def _header(path: str, what: str) -> str:
+    return (f"# Generated by `judge import` from {path}/test.py: {what}.\n"
+            "# Edit the handbook's test.py and import again rather than this file.\n")
+
+
+def _statement(hp: HandbookProblem, note: str | None = None) -> str:
+    """The description under one `# title` heading (its own, when it starts with one)."""
+    lines = hp.description.splitlines()
+    if lines and lines[0].startswith("# "):
+        head, rest = lines[0], "\n".join(lines[1:]).strip()
+    else:
+        head, rest = f"# {hp.title}", hp.description
+    return "\n\n".join([head] + ([f"> {note}"] if note else []) + [rest]) + "\n"
+
+
+def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str, **source) -> None:
+    """Writes the problem folder `dest` (which must not exist yet)."""
+    path = _source_path(hp.folder)
+    files = {
+        "problem.toml": problem_toml(hp, number, reference, **source),
+        "statement.zh.md": _statement(hp),
+        "statement.en.md": _statement(hp, EN_NOTE),
+        "starter/solution.py": hp.starter,
+        "reference/solution.py": hp.solution,
+    }
+    if hp.explanation:
+        files["explanation.zh.md"] = f"{hp.explanation}\n"
+    public, hidden = split_tests(hp.tests)
+    files["tests/public/test_examples.py"] = _header(path, "its examples (test_example*)") + public
+    suites = ["public"]
+    if example_and_other_tests(hp.tests)[1]:
+        files["tests/hidden/test_hidden.py"] = _header(path, "its other tests") + hidden
+        suites.append("hidden")
+    for rel, text in files.items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+    for extra in hp.extra_files:  # helpers and data test.py reads next to itself
+        for suite in suites:
+            shutil.copyfile(extra, dest / "tests" / suite / extra.name)
+
+
+def _place(built: Path, final: Path) -> None:
+    """Moves a built folder into the bank; an earlier import is replaced, its submissions/
+    (written by instructors, not imported) kept."""
+    if final.exists():
+        if (final / "submissions").is_dir():  # copied, so a failure below loses nothing
+            shutil.copytree(final / "submissions", built / "submissions")
+        old = final.with_name(f".{final.name}.replaced")
+        shutil.rmtree(old, ignore_errors=True)
+        final.rename(old)
+        built.rename(final)
+        shutil.rmtree(old, ignore_errors=True)
+    else:
+        built.rename(final)
+
+
+# ---- importing ----------------------------------------------------------------------------
+
+def import_problems(paths, bank: Path | None = None, *, number: int | None = None,
+                    base: int = DEFAULT_BASE, source_url: str | None = None,
+                    attribution: str | None = None) -> ImportResult:
+    bank = problems_root(bank).resolve()
+    res = ImportResult()
+    folders = []
+    for p in map(Path, paths):
+        if not p.is_dir():
+            res.refused.append((str(p), "no such folder"))
+            continue
+        found = find_problem_folders(p)
+        if not found:
+            res.refused.append((str(p), "no handbook problem here (no problem.md, starter.py, "
+                                        "solution.py or test.py)"))
+        folders += found
+    if number is not None and len(folders) > 1:
+        raise ValueError(f"--number names one problem's number, but {len(folders)} problems "
+                         "were found; import them without --number")
+    problems = []
+    for folder in folders:
+        try:
+            problems.append(read_problem(folder))
+        except Refused as e:
+            res.refused.append((str(folder), str(e)))
+    if not problems:
+        return res
+    bank.mkdir(parents=True, exist_ok=True)
+    note = install_checker(bank.parent)
+    if note:
+        res.notes.append(note)
+    by_slug, used = _bank_index(bank)
+    seen: dict[str, str] = {}
+    for hp in problems:
+        try:
+            if hp.slug in seen:
+                raise Refused(f"slug {hp.slug!r} was already imported from {seen[hp.slug]} in "
+                              "this run; the slug is the stable key, so it must be unique")
+            seen[hp.slug] = hp.key
+            res.imported.append(_import_one(hp, bank, by_slug, used, number, base,
+                                            source_url=source_url, attribution=attribution))
+        except (Refused, ProblemError) as e:
+            res.refused.append((str(hp.folder), str(e)))
+    return res
+
+
+def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number, base,
+                **source) -> Imported:
+    existing = by_slug.get(hp.slug)
+    if existing:
+        folder, n, imported = existing
+        if not imported:
+            raise Refused(f"slug {hp.slug!r} is problem {folder.name} of this bank, which was "
+                          "not imported from the handbook; it is left as it is")
+        if number is not None and number != n:
+            raise Refused(f"{hp.slug!r} was imported before as {folder.name}; the slug keeps its "
+                          f"number (import it without --number, or remove {folder})")
+    else:
+        if number is not None and number in used:
+            raise Refused(f"--number {number} is already a problem of {bank}")
+        n = number if number is not None else next(i for i in range(base, base + 10**6)
+                                                   if i not in used)
+        folder = bank / f"{n:03d}-{hp.slug}"
+    used.add(n)
+    reference = f"{bank.name}/{folder.name}/reference/solution.py"
+    built = Path(tempfile.mkdtemp(prefix=f".judge-import-{hp.slug}-", dir=bank.parent))
+    try:
+        write_problem(hp, built, n, reference, **source)
+        config = parse_config(built / "problem.toml")
+        if not Problem(built, config).tests("public"):
+            raise Refused("no public test after splitting test.py")
+        _place(built, folder)
+    finally:
+        shutil.rmtree(built, ignore_errors=True)
+    by_slug[hp.slug] = (folder, n, True)
+    return Imported(hp.key, folder, n, updated=existing is not None, notes=list(hp.notes))
+
+
+# ---- command line (registered in cli.py) --------------------------------------------------
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="a handbook problem folder, or a folder of them (a book, "
+                        "practice/problems)")
+    p.add_argument("--number", type=int, help="the number for the one problem imported")
+    p.add_argument("--base", type=int, default=DEFAULT_BASE,
+                   help=f"the first number new problems get (default {DEFAULT_BASE})")
+    p.add_argument("--source-url", help="where practice/problems is published: each problem "
+                                        "links to URL/<book>/<slug>")
+    p.add_argument("--attribution", help=f"whom the texts are by (default: {ATTRIBUTION})")
+
+
+def main_import(args, con) -> int:
+    res = import_problems(args.paths, args.problems, number=args.number, base=args.base,
+                          source_url=args.source_url, attribution=args.attribution)
+    for note in res.notes:
+        con.print(note)
+    for item in res.imported:
+        con.print(f"{'updated ' if item.updated else 'imported'}  {item.key} -> {item.folder}")
+        for note in item.notes:
+            con.print(f"          {note}")
+    for path, reason in res.refused:
+        con.print(f"refused   {path}: {reason}")
+    if res.imported:
+        where = f" --problems {args.problems}" if args.problems else ""
+        con.print("next: judge check " + " ".join(str(i.number) for i in res.imported) + where)
+    return 1 if res.refused or not res.imported else 0

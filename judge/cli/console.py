@@ -1,0 +1,258 @@
+"""Terminal output shared by `judge` (cli.py) and `practice/judge.py`: messages in en/zh
+(judge/messages), colors when writing to a terminal, a progress bar fed by grade()'s events,
+tables."""
+
+from __future__ import annotations
+
+import json
+import re
+import locale
+import os
+import sys
+import unicodedata
+
+from judge.judging.compare import NOTHING, value_at
+from judge.cli.trace_text import trace_lines
+from judge.messages import LANGS, translate, verdict_name
+
+COLORS = {"green": "32", "red": "31", "yellow": "33", "dim": "2", "bold": "1", "cyan": "36"}
+VERDICT_COLOR = {"AC": "green", "WA": "red", "RE": "red", "TLE": "yellow", "MLE": "yellow",
+                 "OLE": "yellow", "CE": "red", "IE": "yellow", "NR": "dim", "SKIP": "dim"}
+
+
+def default_lang() -> str:
+    for var in ("LC_ALL", "LC_MESSAGES", "LANG", "LANGUAGE"):
+        value = os.environ.get(var, "")
+        if value:
+            return "zh" if value.lower().startswith("zh") else "en"
+    try:
+        loc = locale.getlocale()[0] or ""
+    except ValueError:
+        loc = ""
+    return "zh" if loc.lower().startswith("zh") else "en"
+
+
+def width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+class Console:
+    def __init__(self, lang: str | None = None, stream=None, color: bool | None = None):
+        self.lang = lang if lang in LANGS else default_lang()
+        self.out = stream or sys.stdout
+        tty = hasattr(self.out, "isatty") and self.out.isatty()
+        self.color = tty and not os.environ.get("NO_COLOR") if color is None else color
+
+    def t(self, text: str, **kw) -> str:
+        """`text` (English) in the console's language (judge/messages)."""
+        return translate(text, self.lang, **kw)
+
+    def c(self, text: str, color: str) -> str:
+        return f"\033[{COLORS[color]}m{text}\033[0m" if self.color and color else text
+
+    def verdict(self, v: str) -> str:
+        return self.c(v, VERDICT_COLOR.get(v, ""))
+
+    def print(self, text: str = "") -> None:
+        print(text, file=self.out)
+
+    def table(self, headers: list[str], rows: list[list[str]], colors=None) -> None:
+        """Left-aligned columns; `colors(row_index, col_index, text)` may color a cell."""
+        widths = [max([width(h)] + [width(r[i]) for r in rows]) for i, h in enumerate(headers)]
+
+        def line(cells, row=None):
+            parts = []
+            for i, cell in enumerate(cells):
+                pad = " " * (widths[i] - width(cell))
+                text = colors(row, i, cell) if colors and row is not None else cell
+                parts.append(text + pad)
+            return "  ".join(parts).rstrip()
+
+        self.print(self.c(line(headers), "bold"))
+        for n, r in enumerate(rows):
+            self.print(line(r, n))
+
+
+class Progress:
+    """A one-line progress bar on stderr, fed with grade()'s events (silent when not a tty)."""
+
+    def __init__(self, console: Console, stream=None):
+        self.console, self.stream = console, stream or sys.stderr
+        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.total = self.done = 0
+        self.failed = 0
+
+    def __call__(self, event: dict) -> None:
+        kind = event.get("type")
+        if kind == "suite_started":
+            self.total += len(event.get("tests", []))
+        elif kind == "test_finished":
+            self.done += 1
+            self.failed += event.get("verdict") not in ("AC", "SKIP")
+        elif kind == "done":
+            if self.enabled:
+                self.stream.write("\r\033[K")
+                self.stream.flush()
+            return
+        else:
+            return
+        if self.enabled and self.total:
+            n = 30
+            fill = int(n * self.done / self.total)
+            bar = "#" * fill + "." * (n - fill)
+            name = defang(str(event.get("test", ""))[-50:]) if kind == "test_finished" else ""
+            self.stream.write(f"\r\033[K[{bar}] {self.done}/{self.total} {name}")
+            self.stream.flush()
+
+
+# C0 and C1 control characters other than newline and tab: a terminal acts on them (cursor moves,
+# colours, clearing lines), so text a submission shaped could redraw the report.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def defang(value):
+    """`value` with every control character in its strings shown as an escape (`\\x1b`)."""
+    if isinstance(value, str):
+        return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", value)
+    if isinstance(value, list):
+        return [defang(v) for v in value]
+    if isinstance(value, dict):
+        return {defang(k): defang(v) for k, v in value.items()}
+    return value
+
+
+def _short(value, limit: int = 300) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else text[: limit - 4] + " ..."
+
+
+def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> None:
+    """The per-test table, the first failure (with the last `trace_steps` steps of its pool
+    timelines; None: all of them), the verdict and the score."""
+    report = defang(report)
+    rows = [[t["name"], t["verdict"], "" if t["time_s"] is None else f"{t['time_s']:.3f}s"]
+            for t in report["tests"]]
+    if rows:
+        con.table([con.t("test"), con.t("result"), con.t("time")], rows,
+                  colors=lambda r, i, cell: con.verdict(cell) if i == 1 else cell)
+    con.print()
+    ce = report.get("compile_error")
+    if ce:
+        con.print(con.c(con.t("Your file does not import"), "red"))
+        con.print(ce.get("traceback") or f"{ce.get('exc_type')}: {ce.get('message')}")
+        con.print()
+    ff = report.get("first_failure")
+    if ff and report["verdict"] != "IE":
+        hidden = ff["test"].startswith("hidden/")
+        con.print(con.c(f"{con.t('First failure')}: {ff['test']} ({ff['verdict']}, "
+                        f"{verdict_name(ff['verdict'], con.lang)})", "bold"))
+        if ff.get("label") is not None:
+            con.print(f"  {con.t('observation')}: {ff['label']}")
+        if not hidden and ff.get("kind") == "observation":
+            names = [con.t("expected"), con.t("got")]
+            pad = max(width(n) for n in names)
+            if ff.get("path"):
+                e, g = (value_at(ff.get(k), ff["path"]) for k in ("expected", "got"))
+                e, g = (con.t("nothing") if v is NOTHING else _short(v) for v in (e, g))
+                con.print(f"  {con.t('at')} {ff['path']}: {con.t('expected')} {e}, "
+                          f"{con.t('got')} {g}")
+            for name, key in zip(names, ("expected", "got")):
+                con.print(f"  {name}:{' ' * (pad - width(name))} {_short(ff.get(key))}")
+        if ff.get("message") and ff.get("kind") != "observation":
+            con.print(f"  {ff['message']}")
+        if ff.get("traceback"):
+            con.print("  " + ff["traceback"].replace("\n", "\n  "))
+        elif ff.get("exc_type"):
+            line = f" ({con.t('line')} {ff['line']})" if ff.get("line") else ""
+            con.print(f"  {ff['exc_type']}{line}")
+        if ff.get("where") and not hidden:
+            con.print(f"  {con.t('where')}: {ff['where']}")
+        if isinstance(ff.get("trace"), dict) and not hidden:
+            for line in trace_lines(ff["trace"], last=trace_steps, lang=con.lang,
+                                    paint=lambda s: con.c(s, "red")):
+                con.print("  " + line)
+        if hidden:
+            con.print(con.c("  " + con.t("(hidden test: only the verdict and the observation's "
+                                         "label are shown)"), "dim"))
+        con.print()
+    if report.get("output") and report["verdict"] != "AC":
+        con.print(con.c(con.t("What your code printed (public tests, last lines)"), "dim"))
+        con.print(report["output"].rstrip()[-1500:])
+        con.print()
+    if report["verdict"] == "IE":
+        con.print(con.c(con.t("Internal error in the judge (not your fault); please report it."),
+                        "yellow"))
+    missing = (report.get("provenance") or {}).get("missing_layers")
+    if missing:
+        con.print(con.c(con.t("Sandbox layers missing here: {layers}. Graded anyway, with weaker "
+                              "isolation: fine for your own code (`judge doctor` says why).",
+                              layers=", ".join(missing)), "yellow"))
+    v = report["verdict"]
+    con.print(f"{con.t('Verdict')}: {con.verdict(v)} ({verdict_name(v, con.lang)})   "
+              f"{con.t('score')}: {report['score'] * 100:.0f}%")
+    suites = {t["name"].split("/", 1)[0] for t in report["tests"]}
+    if report.get("scored_suites") == ["hidden"] and len(suites) > 1:
+        con.print(con.c(con.t("The score counts the hidden tests only; the public tests are for "
+                              "practice."), "dim"))
+
+
+CELL = {"AC": ".", "WA": "W", "RE": "R", "TLE": "T", "MLE": "M", "OLE": "O", "CE": "C",
+        "IE": "I", "NR": "-", "SKIP": "s"}
+
+
+def print_check(con: Console, result) -> None:
+    """Submissions x tests for one problem (tests numbered, legend below), then what is wrong."""
+    tests = result.tests
+    rows = []
+    for row in result.table():
+        cells = [row["submission"], row["expect"], row["verdict"] or "-"]
+        cells += [CELL.get(row["tests"].get(t, ""), " ") for t in tests]
+        rows.append(cells)
+    if rows:
+        heads = [con.t("submission"), con.t("expect"), con.t("result")]
+        heads += [str(i + 1) for i in range(len(tests))]
+
+        def color(r, i, cell):
+            if i == 2:
+                return con.verdict(cell)
+            if i > 2:
+                return con.c(cell, "green" if cell == "." else "dim" if cell in "-s" else "red")
+            return cell
+
+        con.table(heads, rows, colors=color)
+        con.print(con.c("  " + "   ".join(f"{i + 1} {t}" for i, t in enumerate(tests)), "dim")
+                  if len(tests) <= 3 else con.c(
+                      "\n".join(f"  {i + 1:>2} {t}" for i, t in enumerate(tests)), "dim"))
+        con.print(con.c("  . AC  W WA  R RE  T TLE  M MLE  O OLE  - not run  s skipped", "dim"))
+    for s in result.submissions:
+        for p in s.problems:
+            con.print(con.c(f"  {s.label}: {p}", "red"))
+    for e in result.errors:
+        con.print(con.c(f"  {e}", "red"))
+    for w in result.warnings:
+        con.print(con.c(f"  {con.t('warnings')}: {w}", "yellow"))
+    outcome = "{name}: OK" if result.ok else "{name}: FAILED"
+    con.print(con.c(con.t(outcome, name=result.name), "green" if result.ok else "red"))
+
+
+def print_doctor(con: Console, info: dict) -> None:
+    con.print(f"{con.t('Python')}: {info['python']}")
+    con.print(f"{con.t('PyTorch')}: {info['torch'] or con.t('not installed')}")
+    dev = info["device"] + (f" ({info['gpu_name']})" if info.get("gpu_name") else "")
+    con.print(f"{con.t('device')}: {dev}")
+    con.print(f"{con.t('sandbox')}: {info['sandbox_mode']}")
+    for name, layer in info["layers"].items():
+        mark = con.c("ok", "green") if layer["ok"] else con.c("--", "yellow")
+        con.print(f"  {mark} {name} = {layer['ok']}: {layer['why']}")
+    if info["missing"]:
+        con.print(con.c(f"{con.t('missing layers (weaker isolation here)')}: "
+                        f"{', '.join(info['missing'])}", "yellow"))
+    if info["sandbox_mode"] == "none":
+        meaning = ("No isolation beyond resource limits: fine for grading your own code, not for "
+                   "grading other people's.")
+    elif info["missing"]:
+        meaning = ("Grading works; isolation is weaker than on a full server setup (see the "
+                   "missing layers).")
+    else:
+        meaning = "Full isolation: safe to grade other people's submissions here."
+    con.print(con.c(con.t(meaning), "bold"))

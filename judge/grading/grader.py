@@ -1,0 +1,378 @@
+"""`grade(problem, source) -> Report`: the one entry point every front end calls.
+
+1. The submission must compile (checked here, without running it) -> else CE.
+2. The reference's observations for this problem version and device (cached on disk).
+3. Each suite (public, then hidden) runs in its own sandboxed child over a fresh copy of the
+   files it may see; the parent follows the results its runner sends and emits progress events.
+4. Each test is judged against the reference outside both processes (test_verdict.py); the overall
+   verdict, the score, timings and provenance make the Report.
+Anything unexpected in the judge itself gives IE ("internal error"): the cause is logged and
+kept in `report.ie_cause`, never shown to the student.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable, Iterable
+
+from judge.grading import environment as env
+from judge.judging.clock import TimeLimits
+from judge.config import settings
+from judge.grading.experiment import report_experiment
+from judge.judging.test_verdict import Context, Redactor, compile_error, judge_test
+from judge.problem import SUITES, Problem, load_problem
+from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
+from judge.judging.report import Failure, Report, TestResult
+from judge.judging.scoring import log_hidden_timings, score_of, scored_suites, suite_timings
+from judge.grading.suite_run import run_suite
+from judge.judging.syntax import check as syntax_check
+from judge.judging.verdict import Verdict, overall
+from judge.grading.workdir import View
+from judge.judging.vocabulary import Event
+
+log = logging.getLogger("judge")
+
+
+class _Emitter:
+    def __init__(self, on_event: Callable[[dict], None] | None):
+        self.on_event, self.lock, self.finished = on_event, threading.Lock(), set()
+
+    def __call__(self, event: dict) -> None:
+        if self.on_event is None:
+            return
+        with self.lock:
+            if event["type"] == Event.TEST_FINISHED:
+                if event["test"] in self.finished:
+                    return
+                self.finished.add(event["test"])
+            try:
+                self.on_event(event)
+            except Exception:  # a front end's bug must not fail the grading
+                log.exception("on_event callback failed")
+
+
+def _parallel_default() -> bool:
+    return settings().parallel
+
+
+def grade(problem: Problem | str, source: str, *, suite: str = "all", device: str = "auto",
+          on_event: Callable[[dict], None] | None = None, select: Iterable[str] | None = None,
+          reveal_hidden: bool = False, cache: ReferenceCache | None = None,
+          parallel: bool | None = None, stop_at_first_failure: bool = False) -> Report:
+    """Grades `source` (the student's `<module>.py`) on `problem`.
+
+    suite: "public" | "hidden" | "all". device: "auto" | "cpu" | "cuda".
+    select: only these test names (e.g. the examples); all when None.
+    reveal_hidden: show hidden tests' details (instructors' `judge check`; never students).
+    stop_at_first_failure: only "AC or not" matters (`judge check --mutate`): the suites run
+    one after the other, each test cheapest first by the reference's CPU time, and grading
+    stops at the first failing test; every test not run then is NR.
+    Raises ValueError for a bad suite/device/selection; everything else becomes a Report.
+    """
+    t0 = time.perf_counter()
+    problem = load_problem(problem)
+    if suite not in ("public", "hidden", "all"):
+        raise ValueError(f"suite must be public, hidden or all, not {suite!r}")
+    device = env.resolve_device(device)
+    wanted = set(select) if select is not None else None
+    plan = {s: [t for t in problem.tests(s) if wanted is None or t.name in wanted]
+            for s in (SUITES if suite == "all" else (suite,))}
+    plan = {s: ts for s, ts in plan.items() if ts or wanted is None}
+    if wanted is not None and not any(plan.values()):
+        raise ValueError(f"no test of {problem.name} matches the selection")
+    g = _Grading(problem, source, plan, device, _Emitter(on_event), reveal_hidden,
+                 cache or ReferenceCache(), _parallel_default() if parallel is None else parallel,
+                 fail_fast=stop_at_first_failure)
+    try:
+        report = g.run()
+    except Exception as exc:  # the judge's own fault
+        log.exception("grading %s failed", problem.name)
+        report = g.internal_error(f"{type(exc).__name__}: {exc}")
+    report.timings["total_s"] = round(time.perf_counter() - t0, 4)
+    g.emit({"type": Event.DONE, "verdict": str(report.verdict), "score": report.score})
+    return report
+
+
+class _Grading:
+    def __init__(self, problem, source, plan, device, emit, reveal_hidden, cache, parallel,
+                 fail_fast=False):
+        self.problem, self.source, self.plan, self.device = problem, source, plan, device
+        self.emit, self.reveal_hidden, self.cache, self.parallel = (emit, reveal_hidden, cache,
+                                                                    parallel)
+        self.timings: dict = {}
+        self.provenance = {"device": device, "gpu_name": None, "python": env.python_version(),
+                           "torch": env.torch_version(), "judge_version": env.JUDGE_VERSION,
+                           "sandbox_layers": {}, "missing_layers": [], "reference_cache": None}
+        self._redactor: Redactor | None = None
+        self.output: str | None = None
+        self.fail_fast = fail_fast
+        self.stop = threading.Event()  # fail_fast: set at the first failing test
+
+    # -- report skeletons -------------------------------------------------------------------
+
+    def _report(self, verdict: Verdict, tests: list[TestResult], **kw) -> Report:
+        scored = scored_suites(suite for suite, ts in self.plan.items() if ts)
+        score = score_of(tests, scored)
+        if verdict in (Verdict.CE, Verdict.IE):
+            score = 0.0
+        return Report(verdict=verdict, score=score,
+                      problem={"id": self.problem.id, "slug": self.problem.slug,
+                               "version": _safe_version(self.problem)},
+                      submission={"sha256": hashlib.sha256(
+                          self.source.encode("utf-8", "surrogatepass")).hexdigest()},
+                      tests=tests, timings=self.timings, provenance=self.provenance,
+                      scored_suites=list(scored), **kw)
+
+    def _not_run(self, kind: str = "not_run") -> list[TestResult]:
+        return [TestResult(t.name, s, Verdict.NR, weight=t.weight,
+                           failure=Failure(kind, hidden=self._hidden(s)))
+                for s, ts in self.plan.items() for t in ts]
+
+    def internal_error(self, cause: str) -> Report:
+        log.error("internal error grading %s: %s", self.problem.name, cause)
+        return self._report(Verdict.IE, self._not_run(), ie_cause=cause)
+
+    def _hidden(self, suite: str) -> bool:
+        return suite == "hidden" and not self.reveal_hidden
+
+    @property
+    def redact(self) -> Redactor:
+        if self._redactor is None:
+            p = self.problem
+            secret = [f.read_text("utf-8", "replace") for f in _files(p.suite_dir("hidden"))]
+            secret.append(p.reference_path.read_text("utf-8", "replace"))
+            visible = [f.read_text("utf-8", "replace") for f in _files(p.suite_dir("public"))]
+            visible += [self.source, p.starter_source if p.starter_path.is_file() else ""]
+            visible += [h.read_text("utf-8", "replace") for h in p.handbook_paths if h.is_file()]
+            self._redactor = Redactor(secret, visible)
+        return self._redactor
+
+    # -- the steps --------------------------------------------------------------------------
+
+    def run(self) -> Report:
+        ce = self._syntax_check()
+        if ce is not None:
+            return self._report(Verdict.CE, self._not_run("compile"), compile_error=ce)
+        t = time.perf_counter()
+        try:
+            ref, cached = get_reference(self.problem, list(self.plan), self.device,
+                                        cache=self.cache, parallel=self.parallel)
+        except ReferenceFailure as exc:
+            return self.internal_error(str(exc))
+        self.timings["reference_s"] = round(time.perf_counter() - t, 4)
+        self.timings["reference_cached"] = cached
+        self.provenance["reference_cache"] = "hit" if cached else "miss"
+        ref_tests = self._reference_plan(ref)
+        limits = {s: TimeLimits.from_reference(self.problem.limits, ref[s], ref_tests[s])
+                  for s in ref_tests}
+        for s, names in ref_tests.items():
+            self.emit({"type": Event.SUITE_STARTED, "suite": s, "tests": list(names)})
+        t = time.perf_counter()
+        with View(self.problem) as view:
+            sub = view.submission("student", self.source)
+            self.timings["prepare_s"] = round(time.perf_counter() - t, 4)
+            suites = [s for s in ref_tests if ref_tests[s]]  # a problem may have no hidden tests
+            if self.fail_fast:
+                runs = {}
+                for s in suites:
+                    runs[s] = self._run(view, sub, s, limits[s], ref_tests[s])
+                    if self.stop.is_set() or _ended_badly(runs[s]):
+                        break
+            elif self.parallel and len(suites) > 1 and "hidden" not in suites:
+                with ThreadPoolExecutor(len(suites)) as pool:
+                    runs = dict(zip(suites, pool.map(
+                        lambda s: self._run(view, sub, s, limits[s], ref_tests[s]), suites)))
+            else:  # the public run ends before the hidden one starts: nothing the hidden
+                # run can touch (free space, load, timing) reaches the public run's output
+                runs = {s: self._run(view, sub, s, limits[s], ref_tests[s]) for s in suites}
+        t = time.perf_counter()
+        report = self._judge(runs, ref_tests, limits)
+        self.timings["compare_s"] = round(time.perf_counter() - t, 4)
+        return report
+
+    def _syntax_check(self) -> dict | None:
+        # This interpreter's own parser is the truth (the sandboxed children run it too); the
+        # page checks the same file with the same module against this version's grammar.
+        return syntax_check(self.source, f"{self.problem.module}.py")
+
+    def _reference_plan(self, ref: dict) -> dict[str, dict[str, dict]]:
+        """{suite: {test name: reference entry}} for the selected tests, in run order."""
+        out = {}
+        for s, tests in self.plan.items():
+            wanted = {t.name for t in tests}
+            out[s] = {e["name"]: e for e in ref[s]["tests"]
+                      if e["name"] in wanted or e["name"].split("[", 1)[0] in wanted}
+        return out
+
+    def _run(self, view, sub, suite, limits: TimeLimits, ref_tests):
+        every = {t.name for t in self.problem.tests(suite)}
+        if self.fail_fast:
+            targets = _cheapest_first(ref_tests)
+        elif {t.name for t in self.plan[suite]} == every:
+            targets = [f.name for f in self.problem.test_files(suite)]
+        else:
+            targets = [t.node for t in self.plan[suite]]
+        prefix = f"{suite}/"
+        # a hidden test's progress is told when its suite is over: when each one started and
+        # ended is the submission's to shape, and a student watches the stream
+        held: list[dict] | None = [] if self._hidden(suite) else None
+        say = held.append if held is not None else self.emit
+
+        def on_events(events, run):
+            # live verdicts of finished tests (how a dead child ended is only known at the end)
+            ctx = Context(_LiveRun(run.clock), hidden=self._hidden(suite), source=self.source,
+                          redact=self.redact, limits=limits, suite=suite)
+            for ev in events:
+                name = prefix + str(ev.get("test", ""))
+                if name not in ref_tests:
+                    continue
+                if ev["ev"] == "test_started":
+                    say({"type": Event.TEST_STARTED, "test": name})
+                elif ev["ev"] == "test_finished":
+                    rec = run.log.tests.get(ev["test"])
+                    r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
+                    if self.fail_fast and r.verdict.counts and not r.verdict.passed:
+                        self.stop.set()
+                    say({"type": Event.TEST_FINISHED, "test": name,
+                         "verdict": str(r.verdict), "time_s": r.to_dict()["time_s"]})
+
+        run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
+                        targets=targets, limits=limits, device=self.device,
+                        on_events=on_events if self.emit.on_event or self.fail_fast else None,
+                        stop=self.stop if self.fail_fast else None)
+        for event in held or ():
+            self.emit(event)
+        self.emit({"type": Event.SUITE_FINISHED, "suite": suite})
+        return run
+
+    def _judge(self, runs: dict, ref_tests: dict, limits: dict[str, TimeLimits]) -> Report:
+        tests: list[TestResult] = []
+        ce = None
+        internal = None
+        for suite in ref_tests:
+            hidden = self._hidden(suite)
+            run = runs.get(suite)
+            if run is None:  # fail fast: an earlier suite failed, this one was not started
+                tests += [_stopped(name, suite, self.problem.weight(name), hidden)
+                          for name in ref_tests[suite]]
+                continue
+            self._provenance_from(run, hidden)
+            if run.sandbox_error or run.log.runner_error:
+                internal = internal or f"{suite} run: {run.sandbox_error or run.log.runner_error}"
+            info = run.log.compile_error or (run.log.collect_errors[0]
+                                             if run.log.collect_errors else None)
+            if info is not None and ce is None:
+                context = "" if run.log.compile_error else \
+                    f"a test file ({info.get('file')}) could not import from your module: "
+                ce = compile_error(info, hidden=hidden, source=self.source,
+                                   redact=self.redact, context=context)
+            if hidden:  # its duration and phases are the submission's to shape: log only
+                log_hidden_timings(self.problem.name, suite, run)
+            else:
+                self.timings[f"{suite}_s"] = round(run.wall_s, 4)
+                self.timings.setdefault("phases", {})[suite] = suite_timings(run)
+            if suite == "public" and (run.stdout or run.stderr):
+                self.output = self.redact(run.output_tail())
+            ctx = Context(run, hidden=hidden, source=self.source, redact=self.redact,
+                          limits=limits[suite], suite=suite)
+            victim = None if run.stopped_early else _victim(run, _nodes(ref_tests[suite]))
+            for name, entry in ref_tests[suite].items():
+                node = name.split("/", 1)[1]
+                rec = run.log.tests.get(node)
+                if run.stopped_early and entry["outcome"] != "skipped" and \
+                        (rec is None or rec.finished is None):
+                    r = _stopped(name, suite, self.problem.weight(name), hidden)
+                else:
+                    r = judge_test(name, suite, self.problem.weight(name), entry, rec, ctx,
+                                   victim=(node == victim))
+                if ce is not None or internal is not None:
+                    r = TestResult(name, suite, Verdict.NR, weight=r.weight,
+                                   failure=Failure("not_run", hidden=hidden))
+                tests.append(r)
+                self.emit({"type": Event.TEST_FINISHED, "test": name, "verdict": str(r.verdict),
+                           "time_s": r.to_dict()["time_s"]})
+        if internal is not None:
+            return self.internal_error(internal)
+        order = tests
+        if self.fail_fast:  # the test that failed, not one it kept from running, names it
+            order = sorted(tests, key=lambda t: t.verdict is Verdict.NR)
+        verdict = overall([t.verdict for t in order], compile_error=ce is not None)
+        return self._report(verdict, tests, compile_error=ce, output=self.output,
+                            experiment=report_experiment(self.problem, ref_tests, tests, runs))
+
+    def _provenance_from(self, run, hidden: bool) -> None:
+        if run.layers and not self.provenance["sandbox_layers"]:
+            self.provenance["sandbox_layers"] = run.layers
+            self.provenance["missing_layers"] = run.missing_layers or sorted(
+                k for k, v in run.layers.items() if not v)
+        gpu = (run.log.finished or {}).get("gpu_name")  # a hidden run could write any name
+        if gpu and self.device == "cuda" and not hidden:
+            self.provenance["gpu_name"] = gpu
+
+
+class _LiveRun:
+    """Stands for a child that is still running: nothing is known yet about how it ends, only
+    the CPU time its finished tests used."""
+    timed_out = memory_exceeded = output_exceeded = False
+    signal = returncode = timeout_kind = None
+    spawn_t = wall_s = 0.0
+    attempts = 1
+
+    def __init__(self, clock):
+        self.clock = clock
+
+
+def _victim(run, nodes: list[str]) -> str | None:
+    """The test charged with the child's abnormal end: the one in progress; else, when the
+    child died before any test or between tests, the next one; none when the runner itself
+    ended the run after a test's own timeout (the rest are then "not run")."""
+    log = run.log
+    if log.running is not None:
+        return log.running
+    if log.finished is not None and not run.died:
+        return None
+    if log.order and (log.tests[log.order[-1]].outcome == "timeout"):
+        return None
+    return next((n for n in nodes if n not in log.tests or log.tests[n].started_t is None),
+                None)
+
+
+def _ended_badly(run) -> bool:
+    """A failure the live verdicts cannot see: the child died, or did not import."""
+    log = run.log
+    return bool(run.died or run.sandbox_error or log.runner_error or log.compile_error
+                or log.collect_errors)
+
+
+def _cheapest_first(ref_tests: dict) -> list[str]:
+    """Node ids (parameters folded into their function) by the reference's CPU time, cheapest
+    first, file order among equals: a failing submission is caught sooner."""
+    cost: dict[str, float] = {}
+    for name, e in ref_tests.items():
+        node = name.split("/", 1)[1].split("[", 1)[0]
+        cost[node] = cost.get(node, 0.0) + float(e.get("time_s") or 0.0)
+    return sorted(cost, key=cost.__getitem__)
+
+
+def _stopped(name: str, suite: str, weight: float, hidden: bool) -> TestResult:
+    return TestResult(name, suite, Verdict.NR, weight=weight, failure=Failure(
+        "not_run", message="not run: grading stopped at the first failing test", hidden=hidden))
+
+
+def _nodes(ref_tests: dict) -> list[str]:
+    return [n.split("/", 1)[1] for n in ref_tests]
+
+
+def _files(folder) -> list:
+    return sorted(p for p in folder.rglob("*.py")) if folder.is_dir() else []
+
+
+def _safe_version(problem: Problem) -> str | None:
+    try:
+        return problem.version
+    except Exception:
+        return None

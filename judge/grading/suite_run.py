@@ -1,0 +1,196 @@
+"""Running one suite of one module (a submission or the reference) in a sandboxed child,
+following what its runner reports through a pipe and charging its CPU time to its phases while
+it runs (clock.py). The pipe, not a file in the scratch folder, so that nothing the submission
+writes there can come first or be read as the runner's; the scratch folder is a filesystem of
+the run's own (SCRATCH_MB, SCRATCH_FILES) where the host allows one.
+
+A run that only the wall-clock net stopped (it was waiting, or the host starved it of CPU
+beyond what the net allows for) is run once more from the start: a verdict must not depend on
+the host's load. Whatever the second run does is final.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
+from judge.judging.clock import PhaseClock, TimeLimits, suite_wall_net
+from judge.config import settings
+from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
+from judge.grading.workdir import View
+
+from judge.sandbox import Limits, child_pipe, run_sandboxed
+from judge.sandbox.usage import Usage
+
+log_ = logging.getLogger("judge")
+
+RESULTS = "results.jsonl"  # the runner's file when run by hand; the judge passes a pipe
+
+
+@dataclass
+class SuiteRun:
+    suite: str
+    log: ChildLog
+    spawn_t: float
+    wall_s: float = 0.0
+    returncode: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    timeout_kind: str | None = None     # "cpu" | "wall": which clock stopped it
+    memory_exceeded: bool = False
+    output_exceeded: bool = False
+    disk_exceeded: bool = False         # it filled its scratch filesystem
+    stdout: bytes = b""
+    stderr: bytes = b""
+    layers: dict = field(default_factory=dict)
+    missing_layers: list = field(default_factory=list)
+    sandbox_error: str | None = None    # run_sandboxed itself failed (the judge's fault)
+    clock: PhaseClock | None = None     # CPU time per phase, as the parent measured it
+    attempts: int = 1                   # 2: the first run was stopped by the wall-clock net
+    cpu_s: float | None = None          # the whole tree's
+    wait_s: float | None = None         # how long a busy host held it back
+    stopped_early: bool = False         # ended on purpose after a failing test (`stop`)
+
+    @property
+    def died(self) -> bool:
+        """The child ended abnormally (killed, crashed, limits, non-zero status)."""
+        return bool(self.timed_out or self.memory_exceeded or self.output_exceeded
+                    or self.disk_exceeded or self.signal or (self.returncode not in (0, None)))
+
+    @property
+    def start_s(self) -> float | None:
+        """From asking for the child to the runner's first line (interpreter + sandbox start)."""
+        return None if self.log.started_t is None else max(0.0, self.log.started_t - self.spawn_t)
+
+    def output_tail(self, limit: int = 2000) -> str:
+        text = (self.stdout + self.stderr).decode("utf-8", "replace")
+        return text[-limit:]
+
+
+def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]:
+    path = os.pathsep.join([str(sub_dir), str(view.handbook), str(view.runner_parent)])
+    env = {
+        "PYTHONPATH": path, "JUDGE_DEVICE": device, "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1", "PYTHONNOUSERSITE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+        "MALLOC_ARENA_MAX": "2", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+    }
+    # A GPU worker pinned to one GPU (one worker per GPU) pins its children to the same one.
+    if device == "cuda" and settings().cuda_visible_devices:
+        env["CUDA_VISIBLE_DEVICES"] = settings().cuda_visible_devices
+    return env
+
+
+def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,
+              targets: list[str], limits: TimeLimits, device: str,
+              on_events: Callable[[list[dict], SuiteRun], None] | None = None,
+              stop: threading.Event | None = None) -> SuiteRun:
+    """Runs `targets` (files or node ids in the suite folder) against `submission`.
+    `on_events(events, run)` sees the child's well-formed events as they arrive. Once `stop`
+    is set (by the caller, typically from `on_events`), the child is ended at the next sample
+    and the run is marked `stopped_early`: not a limit, not a crash, and never run again."""
+    out = _attempt(problem, view, run, suite, submission, targets, limits, device, on_events,
+                   stop)
+    if out.timeout_kind == "wall":
+        log_.warning("%s %s: stopped by the wall-clock net (phase %s); running it again",
+                     problem.name, run, out.clock.stopped.phase if out.clock.stopped else "?")
+        out = _attempt(problem, view, f"{run}-again", suite, submission, targets, limits,
+                       device, on_events, stop)
+        out.attempts = 2
+    return out
+
+
+def _attempt(problem, view: View, run: str, suite: str, submission: Path, targets: list[str],
+             limits: TimeLimits, device: str, on_events, stop=None) -> SuiteRun:
+    lim = problem.limits
+    conf, scratch = view.run_dirs(run, dict(limits.tests))
+    suite_dir = view.tests[suite]
+    results_r, results_w = child_pipe()
+    argv = [sys.executable, "-P", "-s", "-m", "judge_runner",
+            "--results-fd", str(results_w), "--module", problem.module,
+            "--submission", str(submission),
+            "--suite-dir", str(suite_dir), "--limits", str(conf / "limits.json"),
+            "--default-limit", f"{limits.default_s:.3f}",
+            "--import-limit", f"{limits.import_s:.3f}", *targets]
+    binds = [(p, p) for p in (view.handbook, view.runner_parent, submission.parent,
+                              suite_dir, conf)]
+    box = Limits(wall_s=suite_wall_net(lim), cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
+                 processes=64, file_size_mb=64, open_files=256,
+                 output_bytes=lim.output_kb * 1024, scratch_mb=SCRATCH_MB,
+                 scratch_files=SCRATCH_FILES)
+    out = SuiteRun(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=PhaseClock(limits))
+    pending = bytearray()
+    received = [0]
+
+    def take(chunk: bytes) -> bool:
+        """The results pipe's bytes, kept until the next sample; True (stop the run: OLE)
+        past MAX_RESULTS_BYTES."""
+        received[0] += len(chunk)
+        if received[0] > MAX_RESULTS_BYTES:
+            return True
+        pending.extend(chunk)
+        return False
+
+    def pump(u: Usage) -> None:
+        data = bytes(pending)
+        pending.clear()
+        events = out.log.feed(data) if data else []
+        for ev in events:
+            out.clock.event(ev, u)
+        if events and on_events is not None:
+            try:
+                on_events(events, out)
+            except Exception:  # live progress only: the final judgement does not need it
+                log_.exception("on_events failed")
+
+    def monitor(u: Usage) -> str | None:
+        pump(u)
+        if stop is not None and stop.is_set():
+            out.stopped_early = True
+            return "cpu"  # any reason ends the child; the flags it sets are cleared below
+        return out.clock.check(u)
+
+    try:
+        res = run_sandboxed(argv=[str(a) for a in argv],
+                            ro_binds=[(str(a), str(b)) for a, b in binds],
+                            scratch=str(scratch), env=child_env(problem, view,
+                                                                submission.parent, device),
+                            limits=box, device=device, monitor=monitor,
+                            pass_fds=(results_w,), readers={results_r: take})
+    except Exception as exc:  # the sandbox itself failed: the judge's fault
+        out.sandbox_error = f"{type(exc).__name__}: {exc}"
+        out.wall_s = time.time() - out.spawn_t
+        pump(out.clock.last)
+        return out
+    finally:
+        os.close(results_r)
+    last = out.clock.last
+    final = Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
+                  res.wait_s if res.wait_s is not None else last.wait_s)
+    pump(final)
+    out.clock.finish(final)
+    if getattr(res, "setup_error", None):
+        out.sandbox_error = f"sandbox setup failed: {res.setup_error}"
+    rc = res.returncode
+    out.returncode = rc if rc is None or rc >= 0 else None
+    out.signal = res.signal or (-rc if rc is not None and rc < 0 else None)
+    out.timed_out, out.memory_exceeded = bool(res.timed_out), bool(res.memory_exceeded)
+    out.timeout_kind = res.timeout_kind if res.timed_out else None
+    out.output_exceeded = bool(res.output_exceeded)
+    out.disk_exceeded = bool(getattr(res, "disk_exceeded", False))
+    out.stdout, out.stderr = bytes(res.stdout or b""), bytes(res.stderr or b"")
+    out.wall_s = float(res.wall_s)
+    out.cpu_s, out.wait_s = res.cpu_s, res.wait_s
+    if out.stopped_early:  # the kill was ours: no limit was reached, nothing crashed
+        out.timed_out, out.timeout_kind, out.signal, out.returncode = False, None, None, None
+    out.layers = dict(getattr(res, "layers", {}) or {})
+    out.missing_layers = list(getattr(res, "missing_layers", []) or [])
+    return out
