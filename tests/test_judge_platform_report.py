@@ -7,7 +7,8 @@ from pathlib import Path
 
 from judge.problem import load_problem
 from judge.grading.reference_cache import ReferenceCache
-from judge.judging.report import Report, platform_error_report
+from judge.grading.platform_error import platform_error_report
+from judge.judging.report import Report
 from judge.judging.verdict import Verdict
 
 REPO = Path(__file__).resolve().parent.parent

@@ -6,7 +6,7 @@
       starter.py  solution.py  test.py     (test_example* are the examples)
 
 `read_problem(folder)` returns a `HandbookProblem` or raises `Refused` with a sentence saying
-why this judge cannot take it. `split_tests(source)` cuts test.py into the examples and the rest.
+why this judge cannot take it. `split_tests(source)` (judge/authoring/test_split.py) cuts test.py into the examples and the rest.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from judge.authoring.test_split import Split, example_and_other_tests, split_tests  # noqa: F401
 
 REQUIRED_FILES = ("problem.md", "starter.py", "solution.py", "test.py")
 DIFFICULTY = {"简单": "easy", "中等": "medium", "困难": "hard",
@@ -243,52 +245,3 @@ def read_problem(folder: Path) -> HandbookProblem:
         requires=requires, description=description, explanation=explanation,
         starter=sources["starter.py"], solution=sources["solution.py"], tests=sources["test.py"],
         extra_files=extra, notes=notes)
-
-
-# ---- tests --------------------------------------------------------------------------------
-
-def _is_test(node) -> bool:
-    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-        node.name.startswith("test_")
-
-
-def example_and_other_tests(source: str) -> tuple[list[str], list[str]]:
-    """(examples, the other tests) among test.py's top-level functions, in source order."""
-    tree = ast.parse(source)
-    tests = [n.name for n in tree.body if _is_test(n)]
-    return ([t for t in tests if t.startswith("test_example")],
-            [t for t in tests if not t.startswith("test_example")])
-
-
-def split_tests(source: str) -> tuple[str, str]:
-    """(the examples' module, the other tests' module). Each keeps everything test.py has
-    besides tests (imports, helpers, constants) and drops the other group's test functions,
-    with their decorators and the comment lines right above them, so no hidden test's source
-    reaches the public file."""
-    tree = ast.parse(source)
-    lines = source.splitlines(keepends=True)
-    drop_public, drop_hidden = [], []
-    for node in tree.body:
-        if _is_test(node):
-            group = drop_hidden if node.name.startswith("test_example") else drop_public
-            group.append(_span(node, lines))
-        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
-            drop_public.append(_span(node, lines))
-    return _without(lines, drop_public), _without(lines, drop_hidden)
-
-
-def _span(node, lines: list[str]) -> tuple[int, int]:
-    """0-based [start, end) of a definition's lines, its decorators and the comments on it."""
-    start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])]) - 1
-    while start > 0 and lines[start - 1].lstrip().startswith("#"):
-        start -= 1
-    return start, node.end_lineno
-
-
-def _without(lines: list[str], spans: list[tuple[int, int]]) -> str:
-    keep = [True] * len(lines)
-    for a, b in spans:
-        for i in range(a, b):
-            keep[i] = False
-    text = "".join(line for line, k in zip(lines, keep) if k)
-    return re.sub(r"\n{4,}", "\n\n\n", text)

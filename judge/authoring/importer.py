@@ -25,8 +25,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.authoring.handbook_format import (NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused,
-                              example_and_other_tests, read_problem, split_tests)
+from judge.authoring.handbook_format import (NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem,
+                                            Refused, read_problem)
+from judge.authoring.test_split import Split, split_tests
 from judge.problem import REPO_ROOT, ProblemError, Problem, parse_config, problems_root
 
 DEFAULT_BASE = 900
@@ -194,8 +195,9 @@ def _statement(hp: HandbookProblem, note: str | None = None) -> str:
     return "\n\n".join([head] + ([f"> {note}"] if note else []) + [rest]) + "\n"
 
 
-def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str, **source) -> None:
-    """Writes the problem folder `dest` (which must not exist yet)."""
+def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str,
+                  **source) -> Split:
+    """Writes the problem folder `dest` (which must not exist yet); returns how test.py was cut."""
     path = _source_path(hp.folder)
     files = {
         "problem.toml": problem_toml(hp, number, reference, **source),
@@ -206,11 +208,12 @@ def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str, 
     }
     if hp.explanation:
         files["explanation.zh.md"] = f"{hp.explanation}\n"
-    public, hidden = split_tests(hp.tests)
-    files["tests/public/test_examples.py"] = _header(path, "its examples (test_example*)") + public
+    split = split_tests(hp.tests)
+    files["tests/public/test_examples.py"] = (_header(path, "its examples (test_example*) and what "
+                                                     "they use") + split.public)
     suites = ["public"]
-    if example_and_other_tests(hp.tests)[1]:
-        files["tests/hidden/test_hidden.py"] = _header(path, "its other tests") + hidden
+    if split.others:
+        files["tests/hidden/test_hidden.py"] = _header(path, "its other tests") + split.hidden
         suites.append("hidden")
     for rel, text in files.items():
         target = dest / rel
@@ -218,7 +221,12 @@ def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str, 
         target.write_text(text, encoding="utf-8")
     for extra in hp.extra_files:  # helpers and data test.py reads next to itself
         for suite in suites:
+            # a helper module or data file only the hidden tests name is an answer key too
+            if suite == "public" and extra.stem not in split.public and \
+                    extra.name not in split.public:
+                continue
             shutil.copyfile(extra, dest / "tests" / suite / extra.name)
+    return split
 
 
 def _place(built: Path, final: Path) -> None:
@@ -304,7 +312,7 @@ def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number
     reference = f"{bank.name}/{folder.name}/reference/solution.py"
     built = Path(tempfile.mkdtemp(prefix=f".judge-import-{hp.slug}-", dir=bank.parent))
     try:
-        write_problem(hp, built, n, reference, **source)
+        split = write_problem(hp, built, n, reference, **source)
         config = parse_config(built / "problem.toml")
         if not Problem(built, config).tests("public"):
             raise Refused("no public test after splitting test.py")
@@ -312,7 +320,11 @@ def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number
     finally:
         shutil.rmtree(built, ignore_errors=True)
     by_slug[hp.slug] = (folder, n, True)
-    return Imported(hp.key, folder, n, updated=existing is not None, notes=list(hp.notes))
+    notes = list(hp.notes)
+    if split.hidden_helpers:
+        notes.append("kept out of the public tests (only hidden tests use them): "
+                     + ", ".join(split.hidden_helpers))
+    return Imported(hp.key, folder, n, updated=existing is not None, notes=notes)
 
 
 # ---- command line (registered in cli.py) --------------------------------------------------

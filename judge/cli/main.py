@@ -95,7 +95,7 @@ def cmd_check(args, con: Console) -> int:
 
     names = args.problem or [p.path for p in list_problems(args.problems)]
     if args.mutate:
-        from judge.authoring.mutation.cli import run
+        from judge.cli.mutation import run
         return run([load_problem(n, args.problems) for n in names], device=args.device,
                    jobs=args.jobs, as_json=args.json, con=con)
     results = []

@@ -36,10 +36,18 @@ for 21 tests); with it the run is stopped, the test it was in is TLE and the res
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import Mapping, Protocol
 
-if TYPE_CHECKING:  # the page imports this module (test_verdict.py) without the sandbox package
-    from judge.sandbox.usage import Usage
+
+class Usage(Protocol):
+    """What the clock reads of a usage sample (judge.sandbox.usage.Usage has these fields; the
+    page bundles this module without the sandbox, so it names the shape, not the class)."""
+    @property
+    def wall_s(self) -> float: ...
+    @property
+    def cpu_s(self) -> float | None: ...
+    @property
+    def wait_s(self) -> float: ...
 
 WALL_FACTOR = 3.0
 GRACE_S = 1.5   # the runner's own watchdog acts at the limit + 1 s: leave it the first word
@@ -218,9 +226,17 @@ class PhaseClock:
         return PhaseUse(cpu, max(0.0, u.wall_s - ph.at.wall_s - waited), waited)
 
 
+@dataclass(frozen=True)
+class _NoUsage:
+    """A run's usage before it has used anything (the sandbox's Usage has the same fields; the
+    page bundles this module without the sandbox)."""
+    wall_s: float = 0.0
+    cpu_s: float | None = 0.0
+    wait_s: float = 0.0
+
+
 def _zero_usage() -> Usage:
-    from judge.sandbox.usage import Usage
-    return Usage(0.0, 0.0)
+    return _NoUsage()
 
 
 def _more(a: PhaseUse, b: PhaseUse) -> bool:

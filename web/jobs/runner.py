@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass
 from typing import Protocol
 
 from judge.problem import ProblemBank, ProblemError
-from judge.judging.report import platform_error_report
+from judge.grading.platform_error import platform_error_report
 from judge.judging.vocabulary import Event
 
 from web.jobs import worker_table as workers
