@@ -21,6 +21,7 @@ import re
 from urllib.parse import urlsplit
 
 from web.api.errors import error_body
+from web.services.submissions import body_limit as submission_body_limit
 
 # The largest row id any route accepts: PostgreSQL's INTEGER, so no id reaches the database as an
 # overflow (a 5xx) rather than a "not found".
@@ -42,7 +43,7 @@ def body_limit(method: str, path: str, max_code_bytes: int) -> int:
     if method not in _STATE_CHANGING:
         return 0
     if path == "/api/submissions":
-        return max_code_bytes * 6 + 4096
+        return submission_body_limit(max_code_bytes)
     if _RESULT_PATH.match(path):
         return 4 * 1024 * 1024
     return 64 * 1024

@@ -9,15 +9,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from web.services import Refused
+
 log = logging.getLogger(__name__)
 
 
-class ApiError(Exception):
-    def __init__(self, status: int, code: str, message: str, headers: dict | None = None,
-                 **extra):
-        super().__init__(message)
-        self.status, self.code, self.message = status, code, message
-        self.headers, self.extra = headers or {}, extra
+class ApiError(Refused):
+    """An error a handler raises; the service layer's `Refused` is answered the same way."""
 
 
 def error_body(code: str, message: str, **extra) -> dict:
@@ -51,8 +49,8 @@ def _describe(err: dict) -> str:
 
 
 def install_error_handlers(app: FastAPI, render_error_page) -> None:
-    @app.exception_handler(ApiError)
-    async def _api_error(request: Request, exc: ApiError):
+    @app.exception_handler(Refused)
+    async def _api_error(request: Request, exc: Refused):
         if _wants_html(request):
             return render_error_page(request, exc.status, exc.message)
         return JSONResponse(error_body(exc.code, exc.message, **exc.extra),

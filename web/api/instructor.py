@@ -14,7 +14,7 @@ from web.api import app_context
 from web.api.errors import ApiError
 from web.api.identity import require_instructor
 from web.api.request_input import RowId, errors_doc
-from web.api.submissions import iso_time, submission_json
+from web.services.submissions import iso_time, view
 from web.jobs import regrades
 from web.jobs import worker_table as workers
 from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
@@ -40,7 +40,7 @@ def instructor_submission(request: Request, submission_id: RowId) -> dict:
         sub = s.get(Submission, submission_id)
         if sub is None:
             raise ApiError(404, "submission_not_found", f"there is no submission {submission_id}")
-        out = submission_json(ctx, s, sub)
+        out = view(ctx.db, s, sub).model_dump()
         v = s.get(Visitor, sub.visitor_id)
         out["visitor"] = {"id": v.id, "display_name": v.display_name} if v else None
         return out

@@ -3,19 +3,11 @@ Events). Problems are in web.api.problems, the visitor in web.api.visitors."""
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
-import json
-import time
-from datetime import timedelta
-
 import anyio
 from fastapi import APIRouter, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, Field
-from sqlalchemy import func, select
-
-from judge.judging.vocabulary import Event
+from sqlalchemy import select
 
 from web.api import app_context
 from web.api.edge import MAX_ROW_ID
@@ -23,12 +15,11 @@ from web.api.errors import ApiError
 from web.api.identity import current_visitor, token_hash
 from web.api.request_input import RowId, body_doc, errors_doc, json_body
 from web.api.throttle import client_address
-from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, SubmissionEvent, Visitor, utcnow
+from web.services import events as event_stream, submissions as service
+from web.services.submissions import SubmissionCreated, SubmissionOut, SubmissionSummary
+from web.store.db import LIVE, Submission, Visitor
 
 router = APIRouter(prefix="/api")
-
-
-# ---------------------------------------------------------------- models (for validation + docs)
 
 
 class SubmissionIn(BaseModel):
@@ -37,41 +28,8 @@ class SubmissionIn(BaseModel):
     code: str = Field(description="the whole solution file, UTF-8")
 
 
-class SubmissionCreated(BaseModel):
-    id: int
-    status: str = "queued"
-    queue_position: int | None = None
-    url: str
-    events: str
-
-
-class SubmissionOut(BaseModel):
-    id: int
-    problem: str
-    status: str = Field(description="queued | running | done")
-    queue_position: int | None = Field(
-        description="1 = next to be graded; null unless queued")
-    report: dict | None = Field(description="the grading core's Report once done")
-    verdict: str | None = None
-    score: float | None = None
-    created_at: str
-    finished_at: str | None = None
-    attempts: int = 0
-    code: str | None = None
-
-
-def iso_time(dt) -> str | None:
-    return dt.isoformat() + "Z" if dt else None
-
-
-def submission_json(ctx, s, sub: Submission, with_code: bool = True) -> dict:
-    return {
-        "id": sub.id, "problem": sub.problem_id, "status": sub.status,
-        "queue_position": ctx.db.queue_position(s, sub), "report": sub.report,
-        "verdict": sub.verdict, "score": sub.score, "created_at": iso_time(sub.created_at),
-        "finished_at": iso_time(sub.finished_at), "attempts": sub.attempts,
-        **({"code": sub.code} if with_code else {}),
-    }
+class SubmissionList(BaseModel):
+    submissions: list[SubmissionSummary]
 
 
 def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
@@ -99,119 +57,54 @@ def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
              summary="Submit code for grading", tags=["submissions"],
              openapi_extra=body_doc(SubmissionIn),
              responses=errors_doc(400, 401, 404, 413, 415, 422, 429))
-async def create_submission(request: Request) -> JSONResponse:
+async def create_submission(request: Request) -> SubmissionCreated:
     """Stores the submission, then answers 202 with its id; a worker grades it. Limits: code
     size, submissions per visitor per time window, queued-or-running submissions per visitor."""
     ctx = app_context(request)
     st = ctx.settings
-    body = await json_body(request, SubmissionIn, limit=st.max_code_bytes * 6 + 4096)
+    body = await json_body(request, SubmissionIn, limit=service.body_limit(st.max_code_bytes))
     problem = ctx.catalog.get(body.problem)
     if problem is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{body.problem}'; "
                        "GET /api/problems lists them")
-    try:
-        size = len(body.code.encode("utf-8"))
-    except UnicodeEncodeError as exc:
-        raise ApiError(422, "bad_code", "the code is not valid Unicode text (an unpaired "
-                       f"surrogate at character {exc.start})") from None
-    if size > st.max_code_bytes:
-        raise ApiError(413, "code_too_large", f"the code is {size} bytes; the limit is "
-                       f"{st.max_code_bytes} bytes")
-    if not body.code.strip():
-        raise ApiError(422, "empty_code", "the code is empty")
+    service.check_code(st, body.code)
     address = client_address(request)
-    wait = ctx.limits.submissions_by_address.hit(address)
-    if wait is not None:
-        raise ApiError(429, "rate_limited_address", f"at most {st.rate_limit_per_address} "
-                       f"submissions per {int(st.rate_limit_window_s)} s from one address; try "
-                       f"again in {int(wait) + 1} s", headers={"Retry-After": str(int(wait) + 1)})
+    service.check_address_rate(st, ctx.limits, address)
     visitor = await anyio.to_thread.run_sync(current_visitor, request)
-    # A problem that needs a GPU goes to the GPU workers' queue (distributed mode only: the
-    # embedded workers take every job).
-    needs = "cuda" if st.distributed and "cuda" in (problem.requires or []) else None
-
-    def store() -> tuple[int, int]:
-        with ctx.db.session() as s:
-            active = s.scalar(select(func.count()).select_from(Submission).where(
-                Submission.visitor_id == visitor.id, Submission.kind == LIVE,
-                Submission.status.in_((QUEUED, RUNNING))))
-            if active >= st.max_queued_per_visitor:
-                raise ApiError(429, "too_many_queued", f"you already have {active} submissions "
-                               f"waiting or being graded (at most {st.max_queued_per_visitor}); "
-                               "wait for one to finish", headers={"Retry-After": "5"})
-            from_here = s.scalar(select(func.count()).select_from(Submission).where(
-                Submission.client_address == address, Submission.kind == LIVE,
-                Submission.status.in_((QUEUED, RUNNING))))
-            if from_here >= st.max_queued_per_address:
-                raise ApiError(429, "too_many_queued_address", f"{from_here} submissions from "
-                               f"your address are waiting or being graded (at most "
-                               f"{st.max_queued_per_address}); wait for one to finish",
-                               headers={"Retry-After": "5"})
-            waiting = s.scalar(select(func.count()).select_from(Submission).where(
-                Submission.problem_id == problem.id, Submission.kind == LIVE,
-                Submission.status == QUEUED))
-            if waiting >= st.max_queued_per_problem:
-                raise ApiError(429, "queue_full", f"{waiting} submissions of this problem are "
-                               "waiting to be graded; try again in a minute",
-                               headers={"Retry-After": "60"})
-            since = utcnow() - timedelta(seconds=st.rate_limit_window_s)
-            recent = list(s.scalars(select(Submission.created_at).where(
-                Submission.visitor_id == visitor.id, Submission.kind == LIVE,
-                Submission.created_at >= since)
-                .order_by(Submission.created_at)))
-            if len(recent) >= st.rate_limit_count:
-                wait = max(1, int((recent[0] - since).total_seconds()) + 1)
-                raise ApiError(429, "rate_limited", f"at most {st.rate_limit_count} submissions "
-                               f"per {int(st.rate_limit_window_s)} s; try again in {wait} s",
-                               headers={"Retry-After": str(wait)})
-            sub = Submission(visitor_id=visitor.id, problem_id=problem.id, code=body.code,
-                             code_sha256=hashlib.sha256(body.code.encode()).hexdigest(),
-                             status=QUEUED, requires_device=needs, client_address=address[:64])
-            s.add(sub)
-            s.flush()
-            position = ctx.db.queue_position(s, sub)
-            ctx.db.add_event(s, sub.id, Event.QUEUED, {"type": Event.QUEUED,
-                                                   "queue_position": position})
-            s.commit()
-            return sub.id, position
-
-    sid, position = await anyio.to_thread.run_sync(store)
-    try:
-        await anyio.to_thread.run_sync(lambda: ctx.jobs.enqueue(sid, device=needs))
-    except Exception:  # stored; the reaper queues it again
-        pass
-    return JSONResponse(status_code=202, content={
-        "id": sid, "status": QUEUED, "queue_position": position,
-        "url": f"/submissions/{sid}", "events": f"/api/submissions/{sid}/events"})
+    device = service.device_needed(st, problem)
+    stored = await anyio.to_thread.run_sync(
+        service.store, ctx.db, st, visitor.id, problem.id, body.code, address, device)
+    await anyio.to_thread.run_sync(service.enqueue, ctx.jobs, stored.id, device)
+    return service.created(stored.id, stored.queue_position)
 
 
-@router.get("/submissions", summary="Your submissions, newest first", tags=["submissions"])
-def my_submissions(request: Request, problem: str | None = None, limit: int = 50) -> dict:
+@router.get("/submissions", response_model=SubmissionList,
+            summary="Your submissions, newest first", tags=["submissions"])
+def my_submissions(request: Request, problem: str | None = None,
+                   limit: int = 50) -> SubmissionList:
     ctx = app_context(request)
     visitor = current_visitor(request, create=False)
     if visitor is None:
-        return {"submissions": []}
+        return SubmissionList(submissions=[])
     with ctx.db.session() as s:
         q = select(Submission).where(Submission.visitor_id == visitor.id,
                                      Submission.kind == LIVE)
         if problem:
             p = ctx.catalog.get(problem)
             q = q.where(Submission.problem_id == (p.id if p else problem))
-        rows = s.scalars(q.order_by(Submission.id.desc()).limit(max(1, min(limit, 500))))
-        return {"submissions": [
-            {"id": r.id, "problem": r.problem_id, "status": r.status, "verdict": r.verdict,
-             "score": r.score, "created_at": iso_time(r.created_at),
-             "finished_at": iso_time(r.finished_at)} for r in rows]}
+        rows = s.scalars(q.order_by(Submission.id.desc())
+                         .limit(max(1, min(limit, service.MAX_LIST))))
+        return SubmissionList(submissions=[service.summary(r) for r in rows])
 
 
 @router.get("/submissions/{submission_id}", response_model=SubmissionOut,
             summary="A submission's state and, once done, its Report", tags=["submissions"],
             responses=errors_doc(404))
-def get_submission(request: Request, submission_id: RowId) -> dict:
+def get_submission(request: Request, submission_id: RowId) -> SubmissionOut:
     ctx = app_context(request)
     with ctx.db.session() as s:
         sub = _own_submission(ctx, s, request, submission_id)
-        return submission_json(ctx, s, sub)
+        return service.view(ctx.db, s, sub)
 
 
 @router.get("/submissions/{submission_id}/events", summary="Live progress (Server-Sent Events)",
@@ -241,54 +134,14 @@ async def submission_events(request: Request, submission_id: RowId) -> Streaming
                        f"{refused}; close another tab or poll GET /api/submissions/"
                        f"{submission_id}", headers={"Retry-After": "5"})
 
-    def poll(after: int):
-        with ctx.db.session() as s:
-            rows = list(s.scalars(select(SubmissionEvent)
-                                  .where(SubmissionEvent.submission_id == submission_id,
-                                         SubmissionEvent.id > after)
-                                  .order_by(SubmissionEvent.id).limit(500)))
-            sub = s.get(Submission, submission_id)
-            return ([(r.id, r.type, r.data, r.attempt) for r in rows], sub.status,
-                    ctx.db.queue_position(s, sub))
-
-    async def stream():
+    async def chunks():
         try:
-            async for chunk in events():
+            async for chunk in event_stream.stream(ctx.db, submission_id, last_id,
+                                                   ctx.settings.sse_poll_s,
+                                                   request.is_disconnected):
                 yield chunk
         finally:
             slots.close(owner, address)
 
-    async def events():
-        nonlocal last_id
-        yield "retry: 2000\n\n"
-        sent_position = None
-        quiet_since = time.monotonic()
-        while True:
-            rows, status, position = await anyio.to_thread.run_sync(poll, last_id)
-            for eid, type_, data, attempt in rows:
-                data = dict(data, type=type_, attempt=attempt)
-                if type_ == Event.QUEUED:
-                    sent_position = data.get("queue_position")
-                yield f"id: {eid}\nevent: {type_}\ndata: {json.dumps(data)}\n\n"
-                last_id = eid
-                if type_ == Event.DONE:
-                    return
-            if status == QUEUED and position != sent_position:
-                sent_position = position
-                data = {"type": Event.POSITION, "queue_position": position}
-                yield f"event: {Event.POSITION}\ndata: {json.dumps(data)}\n\n"
-            if status == DONE and not rows:
-                # Done without a "done" row (should not happen): end the stream anyway.
-                yield f"event: {Event.DONE}\ndata: {json.dumps({'type': Event.DONE})}\n\n"
-                return
-            if rows:
-                quiet_since = time.monotonic()
-            elif time.monotonic() - quiet_since > 15:
-                quiet_since = time.monotonic()
-                yield ": keep-alive\n\n"
-            if await request.is_disconnected():
-                return
-            await asyncio.sleep(ctx.settings.sse_poll_s)
-
-    return StreamingResponse(stream(), media_type="text/event-stream",
+    return StreamingResponse(chunks(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -13,13 +13,13 @@ from sqlalchemy import select
 from judge.grading.environment import grading_python
 from judge.messages import LANGS, translate
 
-from web.api.submissions import submission_json
 from web.api.instructor import overview
 from web.store.db import LIVE, Submission, Visitor
 from web.store.gradebook import gradebook, student_cells
 from web.api.identity import (INSTRUCTOR_COOKIE, find_visitor, instructor_ok, instructor_token_matches,
                        request_token)
 from web.pages.markdown import highlight_python, pygments_css, render_markdown
+from web.services.submissions import view
 from web.settings import TEMPLATES_DIR
 
 router = APIRouter(include_in_schema=False)
@@ -171,7 +171,7 @@ def submission_page(request: Request, sid: int):
             (sub.kind or LIVE) == LIVE
         if sub is None or (not mine and not instructor_ok(request)):
             return render_error_page(request, 404, f"There is no submission {sid} among yours.")
-        data = submission_json(ctx, s, sub)
+        data = view(ctx.db, s, sub).model_dump()
     p = ctx.catalog.get(data["problem"])
     return render(request, "submission.html", sub=data, p=p,
                   code_html=highlight_python(data["code"]),

@@ -28,6 +28,8 @@ from judge.judging.vocabulary import Event
 QUEUED, RUNNING, DONE = "queued", "running", "done"
 LIVE, REGRADE, PARITY = "live", "regrade", "parity"
 LIVE_PRIORITY, REGRADE_PRIORITY = 10, 0   # higher is graded first
+# A client address as stored: an IPv6 address with a zone id fits (45 + a short zone name).
+ADDRESS_CHARS = 64
 
 
 def utcnow() -> datetime:
@@ -77,7 +79,7 @@ class Submission(Base):
     # The worker that stored the report.
     graded_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
     # Where a student's submission came from: tokens cost nothing to make, addresses do.
-    client_address: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    client_address: Mapped[str | None] = mapped_column(String(ADDRESS_CHARS), nullable=True)
 
     __table_args__ = (Index("ix_submissions_status_id", "status", "id"),)
 
@@ -182,7 +184,11 @@ class Database:
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
 
     def create_all(self) -> None:
-        from web.store.migrate import add_missing_columns
+        """The schema up to date: the Alembic migrations, then any table or column a model has
+        without one yet (web.store.migrate)."""
+        from web.store import accounts  # noqa: F401  (its tables are part of the schema)
+        from web.store.migrate import add_missing_columns, upgrade
+        upgrade(self.engine)
         Base.metadata.create_all(self.engine)
         add_missing_columns(self.engine, Base.metadata)
 

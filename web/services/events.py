@@ -1,0 +1,83 @@
+"""A submission's progress as Server-Sent Events: the stored event rows, in order, from the one
+after `Last-Event-ID`, with the queue position while it waits, until its one `done`.
+
+The database is the record: every event is a row, so a stream resumed after a dropped connection
+or a server restart misses nothing and repeats nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import AsyncIterator, Awaitable, Callable
+
+import anyio
+from sqlalchemy import select
+
+from judge.judging.vocabulary import Event
+
+from web.store.db import DONE, QUEUED, Database, Submission, SubmissionEvent
+
+# Rows read per look: a grading writes a few hundred events (a start and a finish per test), so
+# one look usually drains it; a longer backlog (a resumed stream) is read in pages, so a look
+# never holds a pooled connection for long.
+EVENTS_PER_READ = 500
+# A comment line when nothing was sent for this long: proxies close idle connections (nginx's
+# proxy_read_timeout defaults to 60 s), and a comment is the cheapest thing that keeps one open.
+KEEP_ALIVE_S = 15.0
+# How long the browser's EventSource waits before it reconnects a dropped stream: short enough
+# that a student sees progress resume, long enough not to hammer a server that is restarting.
+RECONNECT_MS = 2000
+
+
+def sse(type_: str, data: dict, event_id: int | None = None) -> str:
+    head = f"id: {event_id}\n" if event_id is not None else ""
+    return f"{head}event: {type_}\ndata: {json.dumps(data)}\n\n"
+
+
+def read_events(db: Database, submission_id: int, after: int):
+    """The event rows after `after` (at most EVENTS_PER_READ), the submission's status, queue
+    position, and its report once done."""
+    with db.session() as s:
+        rows = list(s.scalars(select(SubmissionEvent)
+                              .where(SubmissionEvent.submission_id == submission_id,
+                                     SubmissionEvent.id > after)
+                              .order_by(SubmissionEvent.id).limit(EVENTS_PER_READ)))
+        sub = s.get(Submission, submission_id)
+        done = sub.status == DONE
+        return ([(r.id, r.type, r.data, r.attempt) for r in rows], sub.status,
+                db.queue_position(s, sub), sub.report if done else None)
+
+
+async def stream(db: Database, submission_id: int, last_id: int, poll_s: float,
+                 disconnected: Callable[[], Awaitable[bool]]) -> AsyncIterator[str]:
+    """The event stream of one submission, as SSE text chunks; ends after `done`."""
+    yield f"retry: {RECONNECT_MS}\n\n"
+    sent_position = None
+    quiet_since = time.monotonic()
+    while True:
+        rows, status, position, report = await anyio.to_thread.run_sync(
+            read_events, db, submission_id, last_id)
+        for eid, type_, data, attempt in rows:
+            data = dict(data, type=type_, attempt=attempt)
+            if type_ == Event.QUEUED:
+                sent_position = data.get("queue_position")
+            yield sse(type_, data, eid)
+            last_id = eid
+            if type_ == Event.DONE:
+                return
+        if status == QUEUED and position != sent_position:
+            sent_position = position
+            yield sse(Event.POSITION, {"type": Event.POSITION, "queue_position": position})
+        if status == DONE and not rows:
+            # Done without a "done" row (should not happen): end the stream anyway.
+            yield sse(Event.DONE, {"type": Event.DONE})
+            return
+        if rows:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > KEEP_ALIVE_S:
+            quiet_since = time.monotonic()
+            yield ": keep-alive\n\n"
+        if await disconnected():
+            return
+        await anyio.sleep(poll_s)
