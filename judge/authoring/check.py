@@ -6,7 +6,9 @@
 - the starter imports and fails (anything but AC);
 - every submissions/accepted/*.py gets AC;
 - every submissions/wrong_answer/*.py gets the verdict its header names (`# expect: WA`) and
-  fails every test it names (`# caught-by: hidden/test_x.py::test_y`).
+  fails every test it names (`# caught-by: hidden/test_x.py::test_y`);
+- hints.toml (if any): each hint names real tests and a heading of both statements, and every
+  known-wrong file's first failure meets at least one hint (the hint a student would be shown).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ class SubmissionCheck:
     caught_by: list[str] = field(default_factory=list)
     report: Report | None = None
     problems: list[str] = field(default_factory=list)
+    hints: list[str] = field(default_factory=list)   # ids of the hints its first failure meets
 
     @property
     def ok(self) -> bool:
@@ -64,7 +67,8 @@ class CheckResult:
     def table(self) -> list[dict]:
         """One row per submission: label, expect, verdict, ok, {test: verdict}."""
         return [{"submission": s.label, "expect": s.expect, "verdict": s.verdict, "ok": s.ok,
-                 "problems": list(s.problems), "tests": s.verdicts()} for s in self.submissions]
+                 "problems": list(s.problems), "tests": s.verdicts(), "hints": list(s.hints)}
+                for s in self.submissions]
 
 
 def parse_header(source: str) -> tuple[str | None, list[str]]:
@@ -133,6 +137,45 @@ def _check_reference_observations(p: Problem, device: str, res: CheckResult) -> 
                                   "least once, so a forged pass cannot match)")
 
 
+# ---- hints (hints.toml) ------------------------------------------------------------------
+
+def _static_hint_checks(p: Problem, res: CheckResult) -> None:
+    from judge.judging.hints import statement_anchors
+
+    try:
+        hints = p.hints
+    except ProblemError as e:
+        res.errors.append(str(e))
+        return
+    names = {t.name for t in p.tests()}
+    where = p.path / "hints.toml"
+    for h in hints:
+        for t in h["tests"]:
+            if t not in names:
+                res.errors.append(f"{where}: hint {h['id']!r}: {t!r} is not a test of this problem")
+        for lang in LANGS:
+            path = p.statement_path(lang)
+            if path.is_file() and h["rule"][lang] not in statement_anchors(
+                    path.read_text(encoding="utf-8")):
+                res.errors.append(f"{where}: hint {h['id']!r}: rule.{lang} = "
+                                  f"{h['rule'][lang]!r} is no heading of {path.name}")
+
+
+def _hint_met(p: Problem, check: "SubmissionCheck") -> None:
+    """A known-wrong file must meet a hint at its first failure, the one its report shows."""
+    from judge.judging.hints import matching_hints
+
+    if not p.hints or check.report is None:
+        return
+    ff = check.report.first_failure or {}
+    check.hints = [h["id"] for h in matching_hints(p.hints, ff)]
+    if not check.hints:
+        check.problems.append(f"meets no hint: its first failure is {ff.get('test')!r} at "
+                              f"observation {ff.get('label')!r} (hints.toml)")
+
+# ---- end of hints -------------------------------------------------------------------------
+
+
 def check_problem(problem: Problem | str, *, device: str = "auto",
                   on_progress: Callable[[str, Report | None], None] | None = None
                   ) -> CheckResult:
@@ -146,6 +189,8 @@ def check_problem(problem: Problem | str, *, device: str = "auto",
         return res
     res.problem, res.name = p, p.name
     _static_checks(p, res)
+    if not res.errors:
+        _static_hint_checks(p, res)
     if res.errors:
         return res
 
@@ -190,5 +235,5 @@ def check_problem(problem: Problem | str, *, device: str = "auto",
                               "(WA, RE, TLE, MLE, OLE or CE)")
             res.submissions.append(c)
             continue
-        run(SubmissionCheck(f"wrong_answer/{path.name}", path, expect, caught))
+        _hint_met(p, run(SubmissionCheck(f"wrong_answer/{path.name}", path, expect, caught)))
     return res

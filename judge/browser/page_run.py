@@ -85,7 +85,8 @@ def run(spec: dict) -> dict:
     spec keys: module, source, tests ({"public/test_x.py": text, helpers...}), handbook
     ({module name: source}), expected ({test name: the reference's entry, as
     `judge.public_expectations` gives it} or None to check the tests' own assertions only),
-    weights ({test name: weight}, optional), python (the grading Python, "3.11": its grammar
+    weights ({test name: weight}, optional), hints (the problem's hints.toml hints, optional:
+    the report shows those its first failure meets), python (the grading Python, "3.11": its grammar
     decides CE too, optional), workdir (where to write the files, optional).
     """
     started = time.perf_counter()
@@ -130,7 +131,7 @@ def run(spec: dict) -> dict:
     res = _result(overall([t.verdict for t in tests], compile_error=ce is not None,
                           internal_error=internal is not None),
                   tests, started, compile_error=ce, output=out.getvalue()[-20000:] or None,
-                  public_s=wall_s)
+                  public_s=wall_s, hints=spec.get("hints"))
     res["observations"] = {f"{SUITE}/{n}": r.observations for n, r in log.tests.items()}
     return res
 
@@ -174,8 +175,9 @@ def _judge(log: ChildLog, page_run: PageRun, source: str, expected, weights, ski
 
 
 def _result(verdict: Verdict, tests: list, started: float, *, compile_error=None, output=None,
-            public_s=None) -> dict:
+            public_s=None, hints=None) -> dict:
     report = Report(verdict=verdict, score=0.0, problem={}, submission={}, tests=tests,
+                    hint_source=list(hints or []),
                     compile_error=compile_error, output=output, scored_suites=[SUITE],
                     provenance={"device": "browser", "python": platform.python_version()})
     if verdict not in (Verdict.CE, Verdict.IE):

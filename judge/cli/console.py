@@ -224,6 +224,13 @@ def print_check(con: Console, result) -> None:
                   if len(tests) <= 3 else con.c(
                       "\n".join(f"  {i + 1:>2} {t}" for i, t in enumerate(tests)), "dim"))
         con.print(con.c("  . AC  W WA  R RE  T TLE  M MLE  O OLE  - not run  s skipped", "dim"))
+    wrong = [s for s in result.submissions if s.label.startswith("wrong_answer/")]
+    if result.problem is not None and result.problem.hints and wrong:
+        met = [s for s in wrong if s.hints]
+        con.print(con.t("hints: {met} of {n} known-wrong files meet a hint at their first failure",
+                        met=len(met), n=len(wrong)))
+        for s in met:
+            con.print(con.c(f"  {s.label} -> {', '.join(s.hints)}", "dim"))
     for s in result.submissions:
         for p in s.problems:
             con.print(con.c(f"  {s.label}: {p}", "red"))

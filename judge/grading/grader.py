@@ -24,7 +24,7 @@ from judge.judging.clock import TimeLimits
 from judge.config import settings
 from judge.grading.experiment import report_experiment
 from judge.judging.test_verdict import Context, Redactor, compile_error, judge_test
-from judge.problem import SUITES, Problem, load_problem
+from judge.problem import SUITES, Problem, ProblemError, load_problem
 from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from judge.judging.report import Failure, Report, TestResult
 from judge.judging.scoring import log_hidden_timings, score_of, scored_suites, suite_timings
@@ -125,7 +125,7 @@ class _Grading:
                       submission={"sha256": hashlib.sha256(
                           self.source.encode("utf-8", "surrogatepass")).hexdigest()},
                       tests=tests, timings=self.timings, provenance=self.provenance,
-                      scored_suites=list(scored), **kw)
+                      scored_suites=list(scored), hint_source=_safe_hints(self.problem), **kw)
 
     def _not_run(self, kind: str = "not_run") -> list[TestResult]:
         return [TestResult(t.name, s, Verdict.NR, weight=t.weight,
@@ -369,6 +369,15 @@ def _nodes(ref_tests: dict) -> list[str]:
 
 def _files(folder) -> list:
     return sorted(p for p in folder.rglob("*.py")) if folder.is_dir() else []
+
+
+def _safe_hints(problem: Problem) -> list:
+    """The problem's hints; none where hints.toml is invalid (`judge check` says why), since a
+    hint must never cost a student their verdict."""
+    try:
+        return problem.hints
+    except (ProblemError, OSError):
+        return []
 
 
 def _safe_version(problem: Problem) -> str | None:

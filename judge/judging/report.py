@@ -18,6 +18,7 @@ from typing import Any
 
 from judge.judging.bounded import MAX_REPORT_BYTES, finite, shown, strict_dumps
 from judge.judging.compare import cut_trace
+from judge.judging.hints import matching_hints
 from judge.judging.verdict import Verdict
 
 SCHEMA_VERSION = 1
@@ -86,6 +87,8 @@ class Report:
     ie_cause: str | None = None    # why the judge failed: logged and for instructors, never
     #                                 part of to_dict()
     platform_error: str | None = None  # why the platform could not grade at all (shown)
+    hint_source: list = field(default_factory=list)  # the problem's hints (hints.toml); the
+    #                                 report shows those its first failure meets (hints.py)
 
     @property
     def first_failure(self) -> dict | None:
@@ -123,6 +126,7 @@ class Report:
             "timings": dict(self.timings),
             "provenance": dict(self.provenance),
             "experiment": self.experiment,
+            "hints": matching_hints(self.hint_source, self.first_failure),
         }
 
 

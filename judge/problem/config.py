@@ -10,7 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 LANGS = ("en", "zh")
 
@@ -42,6 +42,17 @@ class SubmissionConfig(_Strict):
 
 class HandbookConfig(_Strict):
     modules: list[str] = []
+
+    @field_validator("modules")
+    @classmethod
+    def _identifiers(cls, v: list[str]) -> list[str]:
+        # a module name becomes a path under the handbook folder: `../x` would mount any file
+        import keyword
+        for name in v:
+            if not name.isidentifier() or keyword.iskeyword(name):
+                raise ValueError(f"{name!r} is not a module name (letters, digits and _, "
+                                 "no dots or slashes)")
+        return v
 
 
 class ReferenceConfig(_Strict):
@@ -99,6 +110,61 @@ class ProblemConfig(_Strict):
             if w <= 0:
                 raise ValueError(f"weight of {name!r} must be > 0")
         return v
+
+
+class RuleAnchor(_Strict):
+    """The statement heading a hint is about, as its anchor in each language's statement
+    (judge.judging.hints.heading_anchor of the heading's text)."""
+    en: str = Field(min_length=1)
+    zh: str = Field(min_length=1)
+
+
+class HintConfig(_Strict):
+    """One hint of `hints.toml`: shown when a report's first failure is in one of `tests` or at
+    one of the observation `labels`; `en`/`zh` are its levels, vaguest first."""
+    id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
+    tests: list[str] = []
+    labels: list[str] = []
+    rule: RuleAnchor
+    en: list[str] = Field(min_length=1)
+    zh: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _keyed_and_paired(self):
+        if not self.tests and not self.labels:
+            raise ValueError("a hint needs `tests` or `labels` to be shown for")
+        if len(self.en) != len(self.zh):
+            raise ValueError(f"hint {self.id!r}: {len(self.en)} levels in en, {len(self.zh)} in zh")
+        return self
+
+
+class HintsFile(_Strict):
+    hint: list[HintConfig] = []
+
+    @field_validator("hint")
+    @classmethod
+    def _unique(cls, v: list[HintConfig]) -> list[HintConfig]:
+        ids = [h.id for h in v]
+        if len(ids) != len(set(ids)):
+            raise ValueError("two hints have the same id")
+        return v
+
+
+def parse_hints(toml_path: Path) -> list[HintConfig]:
+    """A problem's `hints.toml` ([] when it has none)."""
+    if not toml_path.is_file():
+        return []
+    try:
+        data = tomllib.loads(toml_path.read_text(encoding="utf-8"))
+        return HintsFile.model_validate(data).hint
+    except tomllib.TOMLDecodeError as e:
+        raise ProblemError(f"{toml_path}: not valid TOML: {e}") from None
+    except ValidationError as e:
+        lines = [f"{toml_path}: invalid hints.toml"]
+        for err in e.errors():
+            field = ".".join(str(p) for p in err["loc"]) or "(top level)"
+            lines.append(f"  field `{field}`: {err['msg']}")
+        raise ProblemError("\n".join(lines)) from None
 
 
 def parse_config(toml_path: Path) -> ProblemConfig:

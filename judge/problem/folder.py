@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-from judge.problem.config import LANGS, LimitsConfig, ProblemConfig, ProblemError
+from judge.problem.config import LANGS, LimitsConfig, ProblemConfig, ProblemError, parse_hints
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = ("public", "hidden")
 _SKIP_NAMES = {"__pycache__", ".pytest_cache", ".DS_Store"}
 # Prose only: editing it changes no verdict, so it leaves the version (and the reference cache).
-_PROSE = ("statement.", "explanation.")
+_PROSE = ("statement.", "explanation.", "hints.")
 # What the page's runner may be given from the public suite.
 _PAGE_SUFFIXES = (".py", ".json", ".txt")
 
@@ -160,6 +160,11 @@ class Problem:
         """Where an imported problem's text comes from ({} for the project's own problems)."""
         return self.config.source.model_dump() if self.config.source else {}
 
+    @cached_property
+    def hints(self) -> list[dict]:
+        """hints.toml's hints as plain dicts (judge.judging.hints matches them to a failure)."""
+        return [h.model_dump() for h in parse_hints(self.path / "hints.toml")]
+
     def summary(self) -> dict:
         """What a list of problems shows (the web API's `GET /api/problems`)."""
         return {"id": self.id, "slug": self.slug, "title": self.titles,
@@ -216,15 +221,21 @@ class Problem:
     def handbook_paths(self) -> list[Path]:
         """The handbook modules the problem mounts, as files (`x.py`) or packages (`x/`)."""
         out = []
+        root = self.handbook_dir.resolve()
         for name in self.config.handbook.modules:
             file, pkg = self.handbook_dir / f"{name}.py", self.handbook_dir / name
             if file.is_file():
-                out.append(file)
+                found = file
             elif (pkg / "__init__.py").is_file():
-                out.append(pkg)
+                found = pkg
             else:
                 raise ProblemError(f"{self.path / 'problem.toml'}: field `handbook.modules`: "
                                    f"no module {name!r} in {self.handbook_dir}")
+            # a link in the handbook folder must not mount (and serve) a file from elsewhere
+            if not found.resolve().is_relative_to(root):
+                raise ProblemError(f"{self.path / 'problem.toml'}: field `handbook.modules`: "
+                                   f"{name!r} resolves outside {self.handbook_dir}")
+            out.append(found)
         return out
 
     def handbook_sources(self) -> dict[str, str]:

@@ -56,9 +56,22 @@ def _join_cjk_lines(state) -> None:
             and _CJK.match(_edge_char(kids, i, +1) or " "))]
 
 
+def _heading_ids(state) -> None:
+    """Core rule: each heading gets the id a hint's `rule` links to (judge.judging.hints)."""
+    from judge.judging.hints import heading_anchor
+
+    toks = state.tokens
+    for i, t in enumerate(toks):
+        if t.type == "heading_open" and i + 1 < len(toks) and toks[i + 1].type == "inline":
+            text = "".join(c.content for c in (toks[i + 1].children or [])
+                           if c.type in ("text", "code_inline"))
+            t.attrSet("id", heading_anchor(text))
+
+
 _MD = MarkdownIt("commonmark", {"html": False, "highlight": _highlight, "linkify": False}) \
     .enable("table").enable("strikethrough")
 _MD.core.ruler.push("join_cjk_lines", _join_cjk_lines)
+_MD.core.ruler.push("heading_ids", _heading_ids)
 
 
 @lru_cache(maxsize=64)
