@@ -195,7 +195,8 @@ class PlatformClient(ApiClient):
                                                   self._auth(), last_id):
                     last_id = event_id or last_id
                     if data.get("type") == Event.DONE:
-                        return self.report(submission_id)
+                        # the one "done" carries the Report (an older server's does not)
+                        return data.get("report") or self.report(submission_id)
                     if on_event is not None:
                         on_event(data)
             except (httpx.TransportError, httpx.StreamError):

@@ -54,13 +54,30 @@ class Settings:
 
     # Embedded worker pool (threads in the server process; each grading spawns its own child).
     workers: int = 1
-    # Server-Sent Events: how often the stream looks for news.
+    # Server-Sent Events in distributed mode: how often a stream reads its rows (a second server
+    # process on the same database sends no in-process wake-up). Embedded, commits wake it.
     sse_poll_s: float = 0.25
 
     # Browser-side run limits (the page terminates the worker after this long).
     browser_run_timeout_s: float = 15.0  # 143's public tests: ~1 s in the page (6 s on a loaded box); Stop ends one sooner
 
     cookie_secure: bool = False
+
+    # Accounts. The key that signs session cookies: None = a random key kept in
+    # <data_dir>/secret_key (made on first start, so `make run` needs nothing configured).
+    secret_key: str | None = field(
+        default_factory=lambda: os.environ.get("KVPRACTICE_SECRET_KEY") or None)
+    session_ttl_s: float = 14 * 24 * 3600   # a session expires this long after sign-in
+    # A signed-in student is limited per account, not per address (a class shares one).
+    max_queued_per_account: int = 3     # queued or running at once
+    rate_limit_per_account: int = 10    # submissions per rate_limit_window_s
+    # Optional single sign-on (OpenID Connect): all three set, or it is off.
+    oidc_issuer: str | None = field(
+        default_factory=lambda: os.environ.get("KVPRACTICE_OIDC_ISSUER") or None)
+    oidc_client_id: str | None = field(
+        default_factory=lambda: os.environ.get("KVPRACTICE_OIDC_CLIENT_ID") or None)
+    oidc_client_secret: str | None = field(
+        default_factory=lambda: os.environ.get("KVPRACTICE_OIDC_CLIENT_SECRET") or None)
 
     # Workers on other machines (`judge worker --server URL`) authenticate with this token
     # (X-Worker-Token); None turns the worker endpoints off.
@@ -79,6 +96,10 @@ class Settings:
     @property
     def db_url(self) -> str:
         return self.database_url or f"sqlite:///{self.data_dir / 'web.sqlite3'}"
+
+    @property
+    def oidc_enabled(self) -> bool:
+        return bool(self.oidc_issuer and self.oidc_client_id and self.oidc_client_secret)
 
     @property
     def distributed(self) -> bool:

@@ -114,8 +114,8 @@ def get_submission(request: Request, submission_id: RowId) -> SubmissionOut:
 async def submission_events(request: Request, submission_id: RowId) -> StreamingResponse:
     """Events: `queued` (with queue_position), `position` (when it changes), `running`,
     `suite_started`, `test_started`, `test_finished` (test, verdict, time_s), `suite_finished`,
-    `requeued` (the worker died; it will be graded again), and `done` (verdict, score), after
-    which the stream ends. Each event's `id` can be sent back as `Last-Event-ID` to resume."""
+    `requeued` (the worker died; it will be graded again), and `done` (verdict, score and the
+    whole `report`), after which the stream ends. Each event's `id` can be sent back as `Last-Event-ID` to resume."""
     ctx = app_context(request)
 
     def check() -> str:
@@ -134,11 +134,15 @@ async def submission_events(request: Request, submission_id: RowId) -> Streaming
                        f"{refused}; close another tab or poll GET /api/submissions/"
                        f"{submission_id}", headers={"Retry-After": "5"})
 
+    # Embedded, every writer is in this process and wakes the stream; distributed, a second
+    # server process on the same database may write too, so the rows are also polled.
+    look_every_s = (ctx.settings.sse_poll_s if ctx.settings.distributed
+                    else event_stream.OTHER_WRITERS_S)
+
     async def chunks():
         try:
             async for chunk in event_stream.stream(ctx.db, submission_id, last_id,
-                                                   ctx.settings.sse_poll_s,
-                                                   request.is_disconnected):
+                                                   look_every_s, request.is_disconnected):
                 yield chunk
         finally:
             slots.close(owner, address)

@@ -28,6 +28,13 @@ KEEP_ALIVE_S = 15.0
 # How long the browser's EventSource waits before it reconnects a dropped stream: short enough
 # that a student sees progress resume, long enough not to hammer a server that is restarting.
 RECONNECT_MS = 2000
+# How often a waiting stream asks whether its client is still there: a closed tab frees its
+# stream slot within this long, at the cost of no database read.
+DISCONNECT_CHECK_S = 1.0
+# How often a stream reads the rows with no news: a writer in another process sends none. In
+# embedded mode that is only an ops command on the same database file (a regrade's approval);
+# in distributed mode web.api passes Settings.sse_poll_s instead.
+OTHER_WRITERS_S = 5.0
 
 
 def sse(type_: str, data: dict, event_id: int | None = None) -> str:
@@ -49,35 +56,55 @@ def read_events(db: Database, submission_id: int, after: int):
                 db.queue_position(s, sub), sub.report if done else None)
 
 
-async def stream(db: Database, submission_id: int, last_id: int, poll_s: float,
+async def stream(db: Database, submission_id: int, last_id: int, look_every_s: float,
                  disconnected: Callable[[], Awaitable[bool]]) -> AsyncIterator[str]:
-    """The event stream of one submission, as SSE text chunks; ends after `done`."""
+    """The event stream of one submission, as SSE text chunks. It reads the rows when this
+    process commits news of the submission (web.store.news) and at least every `look_every_s`
+    (writers in other processes send no news). It ends with the one `done` event, which carries
+    the Report, so a client need not fetch it again."""
     yield f"retry: {RECONNECT_MS}\n\n"
     sent_position = None
     quiet_since = time.monotonic()
-    while True:
-        rows, status, position, report = await anyio.to_thread.run_sync(
-            read_events, db, submission_id, last_id)
-        for eid, type_, data, attempt in rows:
-            data = dict(data, type=type_, attempt=attempt)
-            if type_ == Event.QUEUED:
-                sent_position = data.get("queue_position")
-            yield sse(type_, data, eid)
-            last_id = eid
-            if type_ == Event.DONE:
+    with db.news.subscribe(submission_id) as news:
+        while True:
+            rows, status, position, report = await anyio.to_thread.run_sync(
+                read_events, db, submission_id, last_id)
+            db.news.follow_queue(news, status == QUEUED)
+            for eid, type_, data, attempt in rows:
+                data = dict(data, type=type_, attempt=attempt)
+                if type_ == Event.QUEUED:
+                    sent_position = data.get("queue_position")
+                if type_ == Event.DONE:
+                    if report is None:  # a page of rows that ends before the row that is done
+                        report = await anyio.to_thread.run_sync(_report, db, submission_id)
+                    yield sse(type_, dict(data, report=report), eid)
+                    return
+                yield sse(type_, data, eid)
+                last_id = eid
+            if len(rows) == EVENTS_PER_READ:
+                continue  # a backlog: the next page at once
+            if status == QUEUED and position != sent_position:
+                sent_position = position
+                yield sse(Event.POSITION, {"type": Event.POSITION, "queue_position": position})
+            if status == DONE and not rows:
+                # Done without a "done" row (should not happen): end the stream anyway.
+                yield sse(Event.DONE, {"type": Event.DONE, "report": report})
                 return
-        if status == QUEUED and position != sent_position:
-            sent_position = position
-            yield sse(Event.POSITION, {"type": Event.POSITION, "queue_position": position})
-        if status == DONE and not rows:
-            # Done without a "done" row (should not happen): end the stream anyway.
-            yield sse(Event.DONE, {"type": Event.DONE})
-            return
-        if rows:
-            quiet_since = time.monotonic()
-        elif time.monotonic() - quiet_since > KEEP_ALIVE_S:
-            quiet_since = time.monotonic()
-            yield ": keep-alive\n\n"
-        if await disconnected():
-            return
-        await anyio.sleep(poll_s)
+            if rows:
+                quiet_since = time.monotonic()
+            looked = time.monotonic()
+            while time.monotonic() - looked < look_every_s:
+                if await disconnected():
+                    return
+                if time.monotonic() - quiet_since > KEEP_ALIVE_S:
+                    quiet_since = time.monotonic()
+                    yield ": keep-alive\n\n"
+                if await news.wait(min(DISCONNECT_CHECK_S,
+                                       look_every_s - (time.monotonic() - looked))):
+                    break
+
+
+def _report(db: Database, submission_id: int) -> dict | None:
+    with db.session() as s:
+        sub = s.get(Submission, submission_id)
+        return sub.report if sub is not None else None

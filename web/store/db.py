@@ -25,6 +25,8 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 
 from judge.judging.vocabulary import Event
 
+from web.store.news import SubmissionNews
+
 QUEUED, RUNNING, DONE = "queued", "running", "done"
 LIVE, REGRADE, PARITY = "live", "regrade", "parity"
 LIVE_PRIORITY, REGRADE_PRIORITY = 10, 0   # higher is graded first
@@ -156,6 +158,11 @@ def engine_url(url: str) -> str:
     return url
 
 
+# Where a session keeps the submissions whose events it added, until it commits.
+_NEWS = "submission_news"
+# Events that move a submission into, through or out of the queue: the others' positions change.
+_QUEUE_EVENTS = frozenset({Event.QUEUED, Event.RUNNING, Event.REQUEUED, Event.DONE})
+
 # Threads that run blocking request work (anyio's default thread limiter) and so may each hold
 # one database connection at a time.
 THREAD_POOL_SIZE = 40
@@ -182,6 +189,10 @@ class Database:
         if url.startswith("sqlite"):
             event.listen(self.engine, "connect", _sqlite_pragmas)
         self.Session = sessionmaker(self.engine, expire_on_commit=False)
+        # Streams of this process are woken once the events they follow are committed.
+        self.news = SubmissionNews()
+        event.listen(self.Session, "after_commit", self._publish_news)
+        event.listen(self.Session, "after_rollback", lambda s: s.info.pop(_NEWS, None))
 
     def create_all(self) -> None:
         """The schema up to date: the Alembic migrations, then any table or column a model has
@@ -213,6 +224,14 @@ class Database:
                   attempt: int = 0) -> None:
         s.add(SubmissionEvent(submission_id=submission_id, attempt=attempt, type=type_,
                               data_json=json.dumps(data)))
+        news = s.info.setdefault(_NEWS, {"ids": set(), "queue": False})
+        news["ids"].add(submission_id)
+        news["queue"] = news["queue"] or type_ in _QUEUE_EVENTS
+
+    def _publish_news(self, s: Session) -> None:
+        news = s.info.pop(_NEWS, None)
+        if news:
+            self.news.publish(news["ids"], queue_changed=news["queue"])
 
     def claim(self, submission_id: int, owner: str, lease_s: float,
               device: str | None = None) -> Submission | None:

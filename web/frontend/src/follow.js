@@ -26,7 +26,7 @@ function connectionNotice(progress) {
   };
 }
 
-/** Resolves with the submission's JSON once it is graded; `hooks.onLost()` runs when the server
+/** Resolves with the submission ({id, status, verdict, score, report}) once it is graded; `hooks.onLost()` runs when the server
  * stops answering (the page may let the student submit again), `hooks.onBack()` when it answers
  * again. Never rejects for a lost connection: it keeps trying. */
 export function followSubmission(id, progress, onUpdate = () => {}, hooks = {}) {
@@ -59,7 +59,12 @@ export function followSubmission(id, progress, onUpdate = () => {}, hooks = {}) 
           } catch {}
           progress.event(t, data);
           onUpdate(t, data);
-          if (t === EVENTS.DONE) check();
+          // The one "done" carries the Report: the stream's end is the submission's end. A done
+          // without one (a server older than this page) is followed by asking the submission.
+          if (t === EVENTS.DONE) {
+            if (data.report) finish({ id, status: "done", verdict: data.verdict, score: data.score, report: data.report });
+            else check();
+          }
         });
       }
       // The stream ended or broke: find out from the submission itself what to do next.
