@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from judge.authoring.import_guard import Unsafe, check_problem_tree, read_text
 from judge.authoring.test_split import Split, example_and_other_tests, split_tests  # noqa: F401
 
 REQUIRED_FILES = ("problem.md", "starter.py", "solution.py", "test.py")
@@ -138,7 +139,7 @@ class HandbookProblem:
     chapter: str
     difficulty: str            # easy | medium | hard
     tags: list[str]
-    requires: list[str]        # of RUNTIMES
+    requires: list[str]        # of RUNTIMES, or Python packages the environment has
     description: str
     explanation: str | None
     starter: str
@@ -170,10 +171,23 @@ def _native_reason(folder: Path, meta: dict | None) -> str | None:
             return f"its front matter says the language is {lang}"
     for name in ("starter.py", "solution.py", "test.py"):
         p = folder / name
-        text = p.read_text(encoding="utf-8", errors="replace") if p.is_file() else ""
+        text = read_text(p) if p.is_file() else ""
         if any(word in text for word in NATIVE_PYTHON):
             return f"{name} compiles C++ at run time (torch.utils.cpp_extension)"
     return None
+
+
+def _importable(name: str) -> bool:
+    """A `requires` entry naming a Python package (numpy, scipy) is met when the grading
+    environment (this interpreter: graders start sys.executable) can import it."""
+    import importlib.util
+    mod = name.replace("-", "_")
+    if not mod.isidentifier():
+        return False
+    try:
+        return importlib.util.find_spec(mod) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def _as_list(value) -> list[str]:
@@ -183,6 +197,10 @@ def _as_list(value) -> list[str]:
 
 
 def read_problem(folder: Path) -> HandbookProblem:
+    try:  # before resolving: a link to a folder is refused like any other link
+        check_problem_tree(Path(folder))
+    except Unsafe as e:
+        raise Refused(f"not imported: {e}") from None
     folder = Path(folder).resolve()  # "." names a problem too
     if not folder.is_dir():
         raise Refused(f"{folder}: no such folder")
@@ -190,7 +208,7 @@ def read_problem(folder: Path) -> HandbookProblem:
     md = folder / "problem.md"
     if md.is_file():
         try:
-            meta, body = parse_front_matter(md.read_text(encoding="utf-8"))
+            meta, body = parse_front_matter(read_text(md))
         except (FrontMatterError, UnicodeDecodeError) as e:
             native = _native_reason(folder, None)
             if native:
@@ -214,10 +232,11 @@ def read_problem(folder: Path) -> HandbookProblem:
         if key in meta and not isinstance(meta[key], list):
             raise Refused(f"problem.md: broken front matter: `{key}` must be a list ([a, b])")
     requires = [r.lower() for r in meta.get("requires", [])]
-    unknown = [r for r in requires if r not in RUNTIMES]
-    if unknown:
-        raise Refused(f"problem.md: requires {', '.join(unknown)}, which this judge does not "
-                      f"know (it knows {', '.join(sorted(RUNTIMES))})")
+    lacking = [r for r in requires if r not in RUNTIMES and not _importable(r)]
+    if lacking:
+        raise Refused(f"problem.md: requires {', '.join(lacking)}, which the grading "
+                      f"environment does not have (no Python module of that name is installed; "
+                      f"the runtimes it knows are {', '.join(sorted(RUNTIMES))})")
     for key in sorted(set(meta) - KNOWN_KEYS):
         notes.append(f"problem.md: front matter key `{key}` ignored")
     slug = normalize_slug(folder.name)
@@ -228,7 +247,10 @@ def read_problem(folder: Path) -> HandbookProblem:
         raise Refused("problem.md has no description before the explanation marker")
     sources = {}
     for name in ("starter.py", "solution.py", "test.py"):
-        text = (folder / name).read_text(encoding="utf-8")
+        try:
+            text = read_text(folder / name)
+        except UnicodeDecodeError:
+            raise Refused(f"{name} is not UTF-8 text") from None
         try:
             ast.parse(text, filename=name)
         except SyntaxError as e:

@@ -27,6 +27,8 @@ from pathlib import Path
 
 from judge.authoring.handbook_format import (NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem,
                                             Refused, read_problem)
+from judge.authoring.import_check import needs_server
+from judge.authoring.import_guard import MAX_FOLDERS, is_plain_dir, read_bytes
 from judge.authoring.test_split import Split, split_tests
 from judge.problem import REPO_ROOT, ProblemError, Problem, parse_config, problems_root
 
@@ -65,17 +67,27 @@ def _looks_like_problem(d: Path) -> bool:
         any(p.is_file() and p.suffix.lower() in NATIVE_SUFFIXES for p in d.iterdir())
 
 
-def find_problem_folders(path: Path, depth: int = 0) -> list[Path]:
+def find_problem_folders(path: Path, depth: int = 0, skipped: list | None = None) -> list[Path]:
     """`path` itself when it is a problem folder, else the problem folders below it (a book,
-    or the whole practice/problems folder)."""
+    or the whole practice/problems folder). Links to folders are not followed: they are
+    listed in `skipped` with the reason."""
     if _looks_like_problem(path):
         return [path]
     if depth >= 3:
         return []
     out = []
-    for sub in sorted(path.iterdir()):
-        if sub.is_dir() and not sub.name.startswith((".", "_")):
-            out += find_problem_folders(sub, depth + 1)
+    subs = sorted(path.iterdir())
+    if len(subs) > MAX_FOLDERS:
+        raise Refused(f"{path}: more than {MAX_FOLDERS} entries")
+    for sub in subs:
+        if sub.name.startswith((".", "_")):
+            continue
+        if sub.is_symlink():
+            if skipped is not None:
+                skipped.append((str(sub), "a symbolic link; links are not followed"))
+            continue
+        if is_plain_dir(sub):
+            out += find_problem_folders(sub, depth + 1, skipped)
     return out
 
 
@@ -134,6 +146,13 @@ def problem_toml(hp: HandbookProblem, number: int, reference: str, *, source_url
                  attribution: str | None) -> str:
     torch = "torch" in hp.requires or "cuda" in hp.requires
     requires = (["torch"] if torch else []) + (["cuda"] if "cuda" in hp.requires else [])
+    server_only = needs_server({"test.py": hp.tests, "solution.py": hp.solution,
+                                "starter.py": hp.starter})
+    # the page's Python has the standard library and `checker`; numpy, torch: Run on the server
+    browser = not (server_only or torch or set(hp.requires) - {"local"} or "local" in hp.requires)
+    why = (f"its tests need {', '.join(server_only or sorted(set(hp.requires)))}, which the page "
+           "does not have: Run sends the public tests to the server") if not browser else \
+        "pure Python: Run runs the public tests in the page"
     path = _source_path(hp.folder)
     url = f"{source_url.rstrip('/')}/{hp.book}/{hp.folder.name}" if source_url else ""
     limits = ((120, 120, 3072, 256, 5.0) if torch else (60, 60, 1024, 64, 3.0))
@@ -144,7 +163,7 @@ difficulty = "{hp.difficulty}"
 chapter = {_s(hp.chapter)}
 tags = {_list(hp.tags)}
 requires = {_list(requires)}
-browser = false   # the tests use the handbook's `checker`, which the page's runner does not record
+browser = {"true" if browser else "false"}   # {why}
 
 [title]
 en = {_s(hp.title)}
@@ -225,7 +244,7 @@ def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str,
             if suite == "public" and extra.stem not in split.public and \
                     extra.name not in split.public:
                 continue
-            shutil.copyfile(extra, dest / "tests" / suite / extra.name)
+            (dest / "tests" / suite / extra.name).write_bytes(read_bytes(extra))
     return split
 
 
@@ -256,8 +275,14 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
         if not p.is_dir():
             res.refused.append((str(p), "no such folder"))
             continue
-        found = find_problem_folders(p)
-        if not found:
+        skipped: list[tuple[str, str]] = []
+        try:
+            found = find_problem_folders(p, skipped=skipped)
+        except Refused as e:
+            res.refused.append((str(p), str(e)))
+            continue
+        res.refused += skipped
+        if not found and not skipped:
             res.refused.append((str(p), "no handbook problem here (no problem.md, starter.py, "
                                         "solution.py or test.py)"))
         folders += found
@@ -339,6 +364,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source-url", help="where practice/problems is published: each problem "
                                         "links to URL/<book>/<slug>")
     p.add_argument("--attribution", help=f"whom the texts are by (default: {ATTRIBUTION})")
+    p.add_argument("--no-check", dest="check", action="store_false",
+                   help="do not prove each imported problem (by default each is checked as "
+                        "`judge check` does: its solution AC, its starter not AC)")
 
 
 def main_import(args, con) -> int:
@@ -352,7 +380,31 @@ def main_import(args, con) -> int:
             con.print(f"          {note}")
     for path, reason in res.refused:
         con.print(f"refused   {path}: {reason}")
-    if res.imported:
+    unproved = 0
+    if res.imported and getattr(args, "check", True):
+        unproved = _check_all(res, args, con)
+    elif res.imported:
         where = f" --problems {args.problems}" if args.problems else ""
         con.print("next: judge check " + " ".join(str(i.number) for i in res.imported) + where)
-    return 1 if res.refused or not res.imported else 0
+    return 1 if res.refused or not res.imported or unproved else 0
+
+
+def _check_all(res: ImportResult, args, con) -> int:
+    """Proves each imported problem; prints its warnings and failures; returns how many failed."""
+    from judge.authoring.import_check import check_imported
+    from judge.problem import load_problem
+
+    failed = 0
+    for item in res.imported:
+        checked = check_imported(load_problem(item.folder), device=getattr(args, "device", "auto"))
+        verdicts = ", ".join(f"{k} {v}" for k, v in checked.verdicts.items())
+        con.print(f"{'proved  ' if checked.ok else 'NOT proved'}  {item.number} {item.key}"
+                  + (f" ({verdicts})" if verdicts else ""))
+        for w in checked.warnings:
+            con.print(f"          warning: {w}")
+        for f in checked.failures:
+            con.print(f"          {f}")
+        failed += not checked.ok
+    con.print(f"{len(res.imported) - failed} of {len(res.imported)} imported problems prove "
+              "themselves")
+    return failed
