@@ -6,6 +6,11 @@ later walk over it (comparison, encoding, rendering). So, in the parent:
 
 - a results line longer than `MAX_LINE_BYTES`, or nested deeper than `MAX_DEPTH`, is never parsed:
   the test it belongs to is judged OLE with a message that says which limit it broke;
+- what one run's observations and trace steps keep in the parent is bounded in all, not only
+  per line: `MAX_RUN_BYTES` of their lines and `MAX_RUN_VALUES` JSON values (63 lines of 1 MB
+  of `{}` each held 3.2 GB of parsed dicts); past either, the test is judged OLE;
+- a line still unfinished past `MAX_LINE_BYTES` is dropped there and then, up to its newline
+  (kept whole, a 63 MB line trickled in was copied again at every sample);
 - a value shown in a report is cut to `MAX_SHOWN_CHARS` of JSON;
 - reports are strict JSON: non-finite floats become the strings "NaN", "Infinity", "-Infinity".
 
@@ -20,6 +25,9 @@ import re
 
 MAX_LINE_BYTES = 1 << 20
 MAX_DEPTH = 64
+# The reference runs of every problem here keep under 150 KB and 20,000 values: ample room.
+MAX_RUN_BYTES = 8 << 20
+MAX_RUN_VALUES = 250_000   # an empty dict costs the parent 64 bytes + its slot: ~18 MB at most
 MAX_SHOWN_CHARS = 4000
 MAX_REPORT_BYTES = 512 * 1024
 # The run's own filesystem on its scratch folder (the tests' tmp_path is in /tmp, capped apart)
@@ -31,9 +39,26 @@ _ENVELOPE_DEPTH = 2
 _TEST_NAME = re.compile(rb'"test"\s*:\s*"((?:[^"\\]|\\.){1,1000})"')
 
 
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_BRACKETS = bytes.maketrans(b"{}", b"[]")
+_NOT_BRACKET = bytes(b for b in range(256) if b not in b"[]{}")
+
+
 def nesting_depth(line: bytes, stop_at: int) -> int:
-    """How deeply `line` (JSON text) nests arrays and objects, counting only up to `stop_at`:
-    a linear scan that skips strings, so it is cheap whatever the line holds."""
+    """How deeply `line` (JSON text) nests arrays and objects, counting only up to `stop_at`.
+    With its strings and everything but brackets taken out and both kinds of bracket made
+    one (C speed), each pass that removes the empty pairs removes one level (a Python loop
+    over the bytes took 33 ms a megabyte); a rest that is still there after `stop_at` passes
+    is that deep, or unbalanced, which the byte scan tells apart."""
+    rest = brackets = _STRING.sub(b"", line).translate(_BRACKETS, _NOT_BRACKET)
+    for depth in range(stop_at):
+        if not rest:
+            return depth
+        rest = rest.replace(b"[]", b"")
+    return _scan_depth(brackets, stop_at) if rest else stop_at
+
+
+def _scan_depth(line: bytes, stop_at: int) -> int:
     depth = deepest = 0
     in_string = escaped = False
     for byte in line:
@@ -60,11 +85,35 @@ def nesting_depth(line: bytes, stop_at: int) -> int:
 def line_problem(line: bytes) -> str | None:
     """Why a results line must not be parsed, or None when it may be."""
     if len(line) > MAX_LINE_BYTES:
-        return (f"an observation of {len(line):,} bytes: at most {MAX_LINE_BYTES:,} bytes of "
-                "JSON per observation")
+        return too_long(len(line))
     if nesting_depth(line, MAX_DEPTH + _ENVELOPE_DEPTH + 1) > MAX_DEPTH + _ENVELOPE_DEPTH:
         return f"an observation nested more than {MAX_DEPTH} levels deep"
     return None
+
+
+def values_in(line: bytes) -> int:
+    """An upper bound on the JSON values `line` parses into, from C-speed counts: each value
+    but the first is preceded by a comma or opens a container (commas and brackets in strings
+    count too, so this errs towards too many)."""
+    return 1 + line.count(b",") + line.count(b"[") + line.count(b"{")
+
+
+def too_long(size: int) -> str:
+    return (f"an observation of {size:,} bytes: at most {MAX_LINE_BYTES:,} bytes of JSON per "
+            "observation")
+
+
+def unfinished_problem(size: int) -> str:
+    """Why a line dropped before its end arrived was not read."""
+    return (f"an observation of more than {size:,} bytes: at most {MAX_LINE_BYTES:,} bytes of "
+            "JSON per observation")
+
+
+def run_problem(kept_bytes: int, kept_values: int) -> str:
+    """Why an observation past the whole run's bounds was not kept."""
+    return (f"the run's observations hold more than {MAX_RUN_VALUES:,} JSON values or "
+            f"{MAX_RUN_BYTES:,} bytes in all (this one would make {kept_values:,} values, "
+            f"{kept_bytes:,} bytes)")
 
 
 def test_named_in(line: bytes) -> str | None:

@@ -21,7 +21,9 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.judging.bounded import line_problem, test_named_in
+from judge.judging.bounded import (MAX_LINE_BYTES, MAX_RUN_BYTES, MAX_RUN_VALUES, line_problem,
+                                   run_problem, test_named_in, too_long, unfinished_problem,
+                                   values_in)
 
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 MAX_OBSERVATIONS = 100_000
@@ -30,6 +32,8 @@ MAX_TRACE_TOTAL = 20_000
 MAX_STEP_BYTES = 20 * 1024  # the runner's 16 KB and some slack for its encoding
 MAX_TEXT = 4000
 MAX_TAMPERED = 10_000  # names kept; beyond that every test counts as tampered
+MAX_COLLECT_ERRORS = 100
+_KEPT = ("observation", "trace")  # the events whose values the parent keeps for the run
 
 
 def read_capped(path: str | os.PathLike, offset: int = 0,
@@ -113,27 +117,83 @@ class ChildLog:
     tampered: set[str] = field(default_factory=set)  # tests with lines out of order
     _open: str | None = None                         # the test between its start and finish
     _seen: set[str] = field(default_factory=set)     # once-only events already applied
-    _rest: bytes = b""
+    kept_bytes: int = 0                              # of observation and trace lines kept
+    kept_values: int = 0                             # JSON values in them (values_in)
+    _rest: bytearray = field(default_factory=bytearray)  # the unfinished last line
+    _dropping: bool = False                          # inside a line past MAX_LINE_BYTES
 
     def feed(self, data: bytes) -> list[dict]:
         """Adds bytes the runner sent; returns the well-formed events in them it accepted."""
-        data = self._rest + data
-        *lines, self._rest = data.split(b"\n")
         events = []
-        for line in lines:
-            problem = line_problem(line)
-            if problem is not None:
-                name = test_named_in(line) or self.running
-                if name is not None and self.record(name).oversized is None:
-                    self.record(name).oversized = problem
+        start = 0
+        while True:
+            nl = data.find(b"\n", start)
+            if nl < 0:
+                break
+            piece = data[start:nl]
+            start = nl + 1
+            if self._dropping:  # its test was told when the line passed the cap
+                self._dropping = False
                 continue
-            try:
-                ev = json.loads(line)
-            except (ValueError, RecursionError):
-                continue
-            if isinstance(ev, dict) and isinstance(ev.get("ev"), str) and self._apply(ev):
+            if self._rest:
+                if len(self._rest) + len(piece) > MAX_LINE_BYTES:
+                    self._oversized(bytes(self._rest[:2048]),
+                                    too_long(len(self._rest) + len(piece)))
+                    self._rest.clear()
+                    continue
+                piece = bytes(self._rest) + piece
+                self._rest.clear()
+            ev = self._line(piece)
+            if ev is not None:
                 events.append(ev)
+        tail = data[start:]
+        if tail and not self._dropping:
+            if len(self._rest) + len(tail) > MAX_LINE_BYTES:
+                # told now and dropped up to its newline: no copy of it grows at each sample
+                self._oversized(bytes(self._rest[:2048]) or tail[:2048],
+                                unfinished_problem(MAX_LINE_BYTES))
+                self._rest.clear()
+                self._dropping = True
+            else:
+                self._rest += tail
         return events
+
+    def _line(self, line: bytes) -> dict | None:
+        problem = line_problem(line)
+        if problem is not None:
+            self._oversized(line, problem)
+            return None
+        values = values_in(line)
+        over = (self.kept_bytes + len(line) > MAX_RUN_BYTES
+                or self.kept_values + values > MAX_RUN_VALUES)
+        if over and len(line) > 4096:  # not even parsed: the runner's own lines are short
+            self._oversized(line, run_problem(self.kept_bytes + len(line),
+                                              self.kept_values + values))
+            return None
+        try:
+            ev = json.loads(line)
+        except (ValueError, RecursionError):
+            return None
+        if not (isinstance(ev, dict) and isinstance(ev.get("ev"), str)):
+            return None
+        if ev["ev"] in _KEPT:
+            if over:
+                self._oversized(line, run_problem(self.kept_bytes + len(line),
+                                                  self.kept_values + values))
+                return None
+            if not self._apply(ev):
+                return None
+            self.kept_bytes += len(line)
+            self.kept_values += values
+            return ev
+        return ev if self._apply(ev) else None
+
+    def _oversized(self, line: bytes, problem: str) -> None:
+        name = test_named_in(line)
+        if name not in self.tests:  # a test that never started gets no record from a line
+            name = self.running
+        if name is not None and self.record(name).oversized is None:
+            self.record(name).oversized = problem
 
     def record(self, name: str) -> TestRecord:
         rec = self.tests.get(name)
@@ -171,6 +231,8 @@ class ChildLog:
                 return False
             self.collected = [t for t in tests if isinstance(t, str)]
         elif kind == "collect_error":
+            if len(self.collect_errors) >= MAX_COLLECT_ERRORS:
+                return False
             info = _error_fields(ev)
             info["file"] = _str(ev.get("file"), 300)
             self.collect_errors.append(info)
