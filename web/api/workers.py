@@ -28,6 +28,7 @@ from web.api.request_input import RowId
 from web.jobs import worker_table as workers
 from web.jobs.runner import store_result, take_job
 from web.store.db import WorkerRow
+from web.store.lease import WorkerId
 
 router = APIRouter(prefix="/api/workers", tags=["workers"])
 WORKER_HEADER = "X-Worker-Token"
@@ -87,7 +88,7 @@ class ResultIn(LeaseIn):
 def register(request: Request, body: RegisterIn) -> dict:
     require_worker(request)
     ctx = app_context(request)
-    ids = [f"{body.host}:{body.pid}:slot-{i + 1}" for i in range(body.slots)]
+    ids = [str(WorkerId(body.host, body.pid, f"slot-{i + 1}")) for i in range(body.slots)]
     queues = "cuda,any" if body.device == "cuda" else "any"
     for wid in ids:
         workers.register(ctx.db, wid, kind="remote", host=body.host, device=body.device,

@@ -31,6 +31,7 @@ from web.jobs.graders import Grader
 from web.jobs.queue import JobQueue, redact_url
 from web.jobs.remote_backend import ApiBackend
 from web.jobs.runner import run_job
+from web.store.lease import WorkerId
 
 log = logging.getLogger(__name__)
 MAX_BACKOFF_S = 30.0
@@ -154,7 +155,7 @@ class RemoteWorker:
                 log.exception("warming the reference stack failed; grading goes on cold")
             for wid in self.ids:
                 self.state[wid] = {"status": "idle", "submission": None}
-        slots = [threading.Thread(target=self._slot, args=(wid,), name=wid.rsplit(":", 1)[-1],
+        slots = [threading.Thread(target=self._slot, args=(wid,), name=WorkerId.parse(wid).slot,
                                   daemon=True) for wid in self.ids]
         for t in slots:
             t.start()

@@ -21,7 +21,6 @@ import json
 import logging
 import threading
 import traceback
-import uuid
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
@@ -33,6 +32,7 @@ from web.jobs import worker_table as workers
 from web.jobs.graders import Grader
 from web.settings import Settings
 from web.store.db import Database
+from web.store.lease import LeaseOwner
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class Claim:
     submission_id: int
-    owner: str           # "<worker id>:<random>", the lease holder
+    owner: str           # the lease holder: str(web.store.lease.LeaseOwner)
     attempt: int
     problem_id: str
     code: str
@@ -67,7 +67,7 @@ def take_job(db: Database, settings: Settings, catalog: ProblemBank, submission_
     """Claim a submission for `worker_id`: ("claimed", Claim), ("skipped", None) when it is not
     waiting (done, or someone else's live lease, or it needs another device), or ("gave-up",
     None) when it has been started too often without finishing (then it gets an IE report)."""
-    owner = f"{worker_id}:{uuid.uuid4().hex[:8]}"
+    owner = str(LeaseOwner.new(worker_id))
     sub = db.claim(submission_id, owner, settings.lease_s, device)
     if sub is None:
         return "skipped", None
@@ -95,7 +95,7 @@ def take_job(db: Database, settings: Settings, catalog: ProblemBank, submission_
 def store_result(db: Database, submission_id: int, owner: str, attempt: int,
                  report: dict) -> bool:
     stored = db.finish(submission_id, owner, report, attempt)
-    workers.set_status(db, owner.rsplit(":", 1)[0], "idle", None, graded=stored)
+    workers.set_status(db, LeaseOwner.parse(owner).worker, "idle", None, graded=stored)
     if not stored:
         log.warning("submission %s: another worker owns it now; this result is dropped",
                     submission_id)

@@ -28,6 +28,7 @@ from web.jobs.queue import JobQueue
 from web.jobs.runner import DbBackend, run_job
 from web.settings import Settings
 from web.store.db import DONE, LIVE_PRIORITY, QUEUED, RUNNING, Database, Submission, utcnow
+from web.store.lease import LeaseOwner, WorkerId
 
 log = logging.getLogger(__name__)
 HOST = socket.gethostname()
@@ -100,9 +101,9 @@ class JobSystem:
             rows = s.execute(select(Submission.id, Submission.lease_owner)
                              .where(Submission.status == RUNNING)).all()
         for sid, owner in rows:
-            host, _, rest = (owner or "").partition(":")
-            pid = rest.split(":", 1)[0]
-            if host != HOST or not pid.isdigit() or int(pid) == os.getpid() or pid_alive(int(pid)):
+            worker = LeaseOwner.parse(owner or "").worker_id
+            if worker.host != HOST or worker.pid is None or worker.pid == os.getpid() \
+                    or pid_alive(worker.pid):
                 continue
             with self.db.session() as s:
                 s.execute(update(Submission)
@@ -121,7 +122,7 @@ class JobSystem:
 
     def grade_submission(self, submission_id: int) -> str:
         """Grade one submission, if it is still waiting; what happened, in one word."""
-        worker_id = f"{HOST}:{os.getpid()}:{threading.current_thread().name}"
+        worker_id = str(WorkerId(HOST, os.getpid(), threading.current_thread().name))
         return run_job(self.backend, self.catalog, self.grader, submission_id, worker_id,
                        self.settings.heartbeat_s)
 

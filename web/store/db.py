@@ -25,6 +25,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sess
 
 from judge.judging.vocabulary import Event
 
+from web.store.lease import LeaseOwner
 from web.store.news import SubmissionNews
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"
@@ -256,7 +257,7 @@ class Database:
                 return None
             sub = s.get(Submission, submission_id)
             self.add_event(s, submission_id, Event.RUNNING,
-                           {"attempt": sub.attempts, "worker": owner.rsplit(":", 1)[0]},
+                           {"attempt": sub.attempts, "worker": LeaseOwner.parse(owner).worker},
                            sub.attempts)
             s.commit()
             return sub
@@ -287,7 +288,7 @@ class Database:
             cond = [Submission.id == submission_id, Submission.status != DONE]
             if owner is not None:
                 cond += [Submission.status == RUNNING, Submission.lease_owner == owner]
-            worker = owner.rsplit(":", 1)[0] if owner else None
+            worker = LeaseOwner.parse(owner).worker if owner else None
             res = s.execute(
                 update(Submission).where(*cond)
                 .values(status=DONE, report_json=json.dumps(report),
