@@ -16,7 +16,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -24,9 +24,12 @@ from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
 from judge.judging.clock import PhaseClock, TimeLimits, suite_wall_net
 from judge.config import settings
 from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
+from judge.judging.run_record import RunRecord
 from judge.grading.workdir import View
+from judge.problem import Problem
 
 from judge.sandbox import Limits, child_pipe, run_sandboxed
+from judge.sandbox.result import StopReason
 from judge.sandbox.usage import Usage
 
 log_ = logging.getLogger("judge")
@@ -34,44 +37,22 @@ log_ = logging.getLogger("judge")
 RESULTS = "results.jsonl"  # the runner's file when run by hand; the judge passes a pipe
 
 
-@dataclass
-class SuiteRun:
+# One run of a suite is the judging's run record; the name stays for its readers here.
+SuiteRun = RunRecord
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """What both attempts of one suite run share."""
+    problem: Problem
+    view: View
     suite: str
-    log: ChildLog
-    spawn_t: float
-    wall_s: float = 0.0
-    returncode: int | None = None
-    signal: int | None = None
-    timed_out: bool = False
-    timeout_kind: str | None = None     # "cpu" | "wall": which clock stopped it
-    memory_exceeded: bool = False
-    output_exceeded: bool = False
-    disk_exceeded: bool = False         # it filled its scratch filesystem
-    stdout: bytes = b""
-    stderr: bytes = b""
-    layers: dict = field(default_factory=dict)
-    missing_layers: list = field(default_factory=list)
-    sandbox_error: str | None = None    # run_sandboxed itself failed (the judge's fault)
-    clock: PhaseClock | None = None     # CPU time per phase, as the parent measured it
-    attempts: int = 1                   # 2: the first run was stopped by the wall-clock net
-    cpu_s: float | None = None          # the whole tree's
-    wait_s: float | None = None         # how long a busy host held it back
-    stopped_early: bool = False         # ended on purpose after a failing test (`stop`)
-
-    @property
-    def died(self) -> bool:
-        """The child ended abnormally (killed, crashed, limits, non-zero status)."""
-        return bool(self.timed_out or self.memory_exceeded or self.output_exceeded
-                    or self.disk_exceeded or self.signal or (self.returncode not in (0, None)))
-
-    @property
-    def start_s(self) -> float | None:
-        """From asking for the child to the runner's first line (interpreter + sandbox start)."""
-        return None if self.log.started_t is None else max(0.0, self.log.started_t - self.spawn_t)
-
-    def output_tail(self, limit: int = 2000) -> str:
-        text = (self.stdout + self.stderr).decode("utf-8", "replace")
-        return text[-limit:]
+    submission: Path
+    targets: list[str]
+    limits: TimeLimits
+    device: str
+    on_events: Callable[[list[dict], RunRecord], None] | None = None
+    stop: threading.Event | None = None
 
 
 def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]:
@@ -89,27 +70,35 @@ def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]
     return env
 
 
+def _spawner(problem, device: str):
+    """Where a suite run is spawned: a warm zygote's fork (grading/warm_pool.py) where one
+    serves this problem, else a cold sandbox."""
+    from judge.grading.warm_pool import spawner
+
+    return spawner(problem, device) or run_sandboxed
+
+
 def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,
               targets: list[str], limits: TimeLimits, device: str,
-              on_events: Callable[[list[dict], SuiteRun], None] | None = None,
-              stop: threading.Event | None = None) -> SuiteRun:
+              on_events: Callable[[list[dict], RunRecord], None] | None = None,
+              stop: threading.Event | None = None) -> RunRecord:
     """Runs `targets` (files or node ids in the suite folder) against `submission`.
     `on_events(events, run)` sees the child's well-formed events as they arrive. Once `stop`
     is set (by the caller, typically from `on_events`), the child is ended at the next sample
     and the run is marked `stopped_early`: not a limit, not a crash, and never run again."""
-    out = _attempt(problem, view, run, suite, submission, targets, limits, device, on_events,
-                   stop)
+    plan = _Plan(problem, view, suite, submission, targets, limits, device, on_events, stop)
+    out = _attempt(plan, run)
     if out.timeout_kind == "wall":
         log_.warning("%s %s: stopped by the wall-clock net (phase %s); running it again",
                      problem.name, run, out.clock.stopped.phase if out.clock.stopped else "?")
-        out = _attempt(problem, view, f"{run}-again", suite, submission, targets, limits,
-                       device, on_events, stop)
+        out = _attempt(plan, f"{run}-again")
         out.attempts = 2
     return out
 
 
-def _attempt(problem, view: View, run: str, suite: str, submission: Path, targets: list[str],
-             limits: TimeLimits, device: str, on_events, stop=None) -> SuiteRun:
+def _attempt(plan: _Plan, run: str) -> RunRecord:
+    problem, view, suite, submission = plan.problem, plan.view, plan.suite, plan.submission
+    limits, on_events, stop = plan.limits, plan.on_events, plan.stop
     lim = problem.limits
     conf, scratch = view.run_dirs(run, dict(limits.tests))
     suite_dir = view.tests[suite]
@@ -119,14 +108,14 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
             "--submission", str(submission),
             "--suite-dir", str(suite_dir), "--limits", str(conf / "limits.json"),
             "--default-limit", f"{limits.default_s:.3f}",
-            "--import-limit", f"{limits.import_s:.3f}", *targets]
+            "--import-limit", f"{limits.import_s:.3f}", *plan.targets]
     binds = [(p, p) for p in (view.handbook, view.runner_parent, submission.parent,
                               suite_dir, conf)]
     box = Limits(wall_s=suite_wall_net(lim), cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
                  processes=64, file_size_mb=64, open_files=256,
                  output_bytes=lim.output_kb * 1024, scratch_mb=SCRATCH_MB,
                  scratch_files=SCRATCH_FILES)
-    out = SuiteRun(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=PhaseClock(limits))
+    out = RunRecord(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=PhaseClock(limits))
     pending = bytearray()
     received = [0]
 
@@ -140,6 +129,7 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
         return False
 
     def pump(u: Usage) -> None:
+        out.wall_s = max(out.wall_s, u.wall_s)
         data = bytes(pending)
         pending.clear()
         events = out.log.feed(data) if data else []
@@ -154,21 +144,21 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
     def monitor(u: Usage) -> str | None:
         pump(u)
         if stop is not None and stop.is_set():
-            out.stopped_early = True
-            return "cpu"  # any reason ends the child; the flags it sets are cleared below
+            return StopReason.ASKED
         return out.clock.check(u)
 
     try:
-        res = run_sandboxed(argv=[str(a) for a in argv],
+        res = _spawner(problem, plan.device)(argv=[str(a) for a in argv],
                             ro_binds=[(str(a), str(b)) for a, b in binds],
                             scratch=str(scratch), env=child_env(problem, view,
-                                                                submission.parent, device),
-                            limits=box, device=device, monitor=monitor,
+                                                                submission.parent, plan.device),
+                            limits=box, device=plan.device, monitor=monitor,
                             pass_fds=(results_w,), readers={results_r: take})
     except Exception as exc:  # the sandbox itself failed: the judge's fault
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t
         pump(out.clock.last)
+        out.ended = True
         return out
     finally:
         os.close(results_r)
@@ -177,20 +167,19 @@ def _attempt(problem, view: View, run: str, suite: str, submission: Path, target
                   res.wait_s if res.wait_s is not None else last.wait_s)
     pump(final)
     out.clock.finish(final)
-    if getattr(res, "setup_error", None):
+    if res.setup_error:
         out.sandbox_error = f"sandbox setup failed: {res.setup_error}"
-    rc = res.returncode
-    out.returncode = rc if rc is None or rc >= 0 else None
-    out.signal = res.signal or (-rc if rc is not None and rc < 0 else None)
-    out.timed_out, out.memory_exceeded = bool(res.timed_out), bool(res.memory_exceeded)
-    out.timeout_kind = res.timeout_kind if res.timed_out else None
-    out.output_exceeded = bool(res.output_exceeded)
-    out.disk_exceeded = bool(getattr(res, "disk_exceeded", False))
     out.stdout, out.stderr = bytes(res.stdout or b""), bytes(res.stderr or b"")
     out.wall_s = float(res.wall_s)
     out.cpu_s, out.wait_s = res.cpu_s, res.wait_s
-    if out.stopped_early:  # the kill was ours: no limit was reached, nothing crashed
-        out.timed_out, out.timeout_kind, out.signal, out.returncode = False, None, None, None
-    out.layers = dict(getattr(res, "layers", {}) or {})
-    out.missing_layers = list(getattr(res, "missing_layers", []) or [])
+    out.layers, out.missing_layers = dict(res.layers), list(res.missing_layers)
+    out.stopped_early = res.stopped
+    if not res.stopped:  # when the kill was ours, no limit was reached and nothing crashed
+        rc = res.returncode
+        out.returncode = rc if rc is None or rc >= 0 else None
+        out.signal = res.signal or (-rc if rc is not None and rc < 0 else None)
+        out.timed_out, out.memory_exceeded = res.timed_out, res.memory_exceeded
+        out.timeout_kind = res.timeout_kind if res.timed_out else None
+        out.output_exceeded, out.disk_exceeded = res.output_exceeded, res.disk_exceeded
+    out.ended = True
     return out

@@ -1,0 +1,167 @@
+"""Warm zygotes for this process's suite runs: one per problem version, shared by every grading
+thread (embedded workers, a remote worker's slots, `judge check`, `--mutate`).
+
+    spawn = spawner(problem, device)   # in suite_run: None -> the cold path (run_sandboxed)
+
+A zygote (judge/sandbox/forkserver.py, judge/runner/zygote.py) is started on the first run of
+a problem version and replaced when it dies, after MAX_RUNS forks, and when the problem's
+version changes (its handbook modules may have changed). At most MAX_SERVERS are kept, the
+least recently used closed first. Where none can be made (no bubblewrap, not root, macOS,
+a CUDA run) every run is cold; each run's `layers["mode"]` ("warm" or the cold mode) is what
+the report's provenance shows.
+
+JUDGE_WARM=0 turns the warm path off (settings().warm); `forced(False)` does it in a test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import logging
+import os
+import shutil
+import tempfile
+import threading
+from collections import OrderedDict
+
+from judge.config import settings
+from judge.sandbox.forkserver import ForkServer, WarmUnavailable, warm_possible
+
+log = logging.getLogger("judge")
+MAX_RUNS = 500
+MAX_SERVERS = 4
+WARM_LIB = "/.judge-warm"   # where a zygote sees its handbook and runner (not under /tmp)
+
+_forced: contextvars.ContextVar[bool | None] = contextvars.ContextVar("judge_warm", default=None)
+_lock = threading.Lock()
+_servers: "OrderedDict[tuple, ForkServer]" = OrderedDict()
+_starting: dict[tuple, threading.Lock] = {}
+_refused: dict[tuple, str] = {}
+
+
+@contextlib.contextmanager
+def forced(on: bool):
+    """Every suite run in this context warm (True: where possible) or cold (False)."""
+    token = _forced.set(on)
+    try:
+        yield
+    finally:
+        _forced.reset(token)
+
+
+def enabled() -> bool:
+    f = _forced.get()
+    return settings().warm if f is None else f
+
+
+def spawner(problem, device: str):
+    """A ``run_sandboxed``-shaped callable that runs warm and falls back to the cold path,
+    or None where this run is cold anyway."""
+    if device != "cpu" or not enabled() or not warm_possible()[0]:
+        return None
+    try:
+        server = server_for(problem)
+    except Exception as exc:  # noqa: BLE001 - a zygote that cannot start: the run is cold
+        log.warning("no warm grader for %s (%s): grading cold", problem.name, exc)
+        return None
+    if server is None:
+        return None
+
+    def spawn(**kw):
+        from judge.sandbox import run_sandboxed
+
+        try:
+            return server.run(**kw)
+        except WarmUnavailable as exc:
+            log.info("%s: cold run (%s)", problem.name, exc)
+            return run_sandboxed(**kw)
+    return spawn
+
+
+def _key(problem) -> tuple:
+    return (str(problem.root) if hasattr(problem, "root") else problem.name, problem.version)
+
+
+def server_for(problem) -> ForkServer | None:
+    key = _key(problem)
+    with _lock:
+        if key in _refused:
+            return None
+        gate = _starting.setdefault(key, threading.Lock())
+    with gate:  # one start per problem version, however many threads ask at once
+        with _lock:
+            s = _servers.get(key)
+            if s is not None and (not s.alive() or s.runs >= MAX_RUNS):
+                _servers.pop(key)
+                s.close()
+                s = None
+            if s is not None:
+                _servers.move_to_end(key)
+                return s
+        for old_key in [k for k in list(_servers) if k[0] == key[0]]:  # an older version
+            _close(old_key)
+        try:
+            s = _start(problem)
+        except WarmUnavailable as exc:
+            with _lock:
+                _refused[key] = str(exc)
+            log.warning("no warm grader for %s: %s", problem.name, exc)
+            return None
+        with _lock:
+            _servers[key] = s
+            while len(_servers) > MAX_SERVERS:
+                _servers.popitem(last=False)[1].close()
+        return s
+
+
+def _start(problem) -> ForkServer:
+    """A zygote over a copy of the problem's handbook modules and of the runner (neither is a
+    secret: every run sees both), with what each run would import made importable."""
+    from judge.grading.workdir import RUNNER_SRC, _IGNORE
+
+    root = tempfile.mkdtemp(prefix=f"judge-warm{problem.id}-p{os.getpid()}-")
+    os.chmod(root, 0o755)
+    hb, rn = os.path.join(root, "handbook"), os.path.join(root, "runner")
+    os.makedirs(hb)
+    names = []
+    for src in problem.handbook_paths:
+        if src.is_dir():
+            shutil.copytree(src, os.path.join(hb, src.name), ignore=_IGNORE)
+            names.append(src.name)
+        elif src.suffix == ".py":
+            shutil.copy2(src, os.path.join(hb, src.name))
+            names.append(src.stem)
+    shutil.copytree(RUNNER_SRC, os.path.join(rn, "judge_runner"), ignore=_IGNORE)
+    for d, dirs, files in os.walk(root):
+        for x in dirs:
+            os.chmod(os.path.join(d, x), 0o755)
+        for x in files:
+            os.chmod(os.path.join(d, x), 0o644)
+    names = [n for n in names if n != problem.module]
+    env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+           "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "JUDGE_DEVICE": "cpu"}
+    try:
+        s = ForkServer.start([(hb, f"{WARM_LIB}/handbook"), (rn, f"{WARM_LIB}/runner")],
+                             names, env=env, lib_root=root)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    log.info("warm grader for %s: %s", problem.name, s.preloaded)
+    return s
+
+
+def _close(key) -> None:
+    with _lock:
+        s = _servers.pop(key, None)
+    if s is not None:
+        s.close()
+
+
+def close_all() -> None:
+    with _lock:
+        items = list(_servers.values())
+        _servers.clear()
+        _refused.clear()
+    for s in items:
+        s.close()

@@ -1,0 +1,431 @@
+"""The host's side of a warm grader: one long-lived zygote inside bubblewrap (the in-sandbox
+half is judge/runner/zygote.py), and ``ForkServer.run`` with ``run_sandboxed``'s arguments and
+result, so a suite run can take either path (docs/SANDBOX.md, section 6).
+
+    server = ForkServer.start(lib_paths=[handbook, runner_parent], preload=["kvcache"])
+    result = server.run(argv, ro_binds=..., scratch=..., env=..., limits=..., monitor=...,
+                        pass_fds=(w,), readers={r: take})
+
+What the host does per run is what run_sandboxed does: a slot uid of the run's own, the sealed
+grading folders opened to it for the run (grants), the run's cgroups (memory, pids, cpu), the
+watch over its output, clocks and scratch filesystem, and the kill of everything left at the
+end (cgroup, then the uid). What bwrap and the gate shell do in a cold run the zygote's fork
+does before the submission's first byte (see zygote.py). ``WarmUnavailable`` means this run
+cannot go warm (no bwrap, not root, a bind outside the temporary folder, a dead zygote): the
+caller runs it cold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import struct
+import sys
+import tempfile
+import threading
+import time
+
+from judge.sandbox import accounts, bwrap, cgroups, grants, limits as limits_mod, pid1, seccomp
+from judge.sandbox.layers import SECURITY_LAYERS, mode_layers, probe_layers
+from judge.sandbox.limits import Limits
+from judge.sandbox.paths import check_reachable, normalize_binds
+from judge.sandbox.result import SandboxResult, classify
+from judge.sandbox.run import BASE_ENV, SandboxError, DEFAULT_SCRATCH_FILES, FIRST_PASSED_FD, WRAPPER_PROCS
+from judge.sandbox.usage import TreeMeter
+from judge.sandbox.watch import drain, watch
+
+HOST = "/.judge-host"   # zygote.HOST
+SETUP_FAILED, SETUP_PREFIX = 125, b"warm-setup: "
+ZYGOTE_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+START_TIMEOUT_S = 60.0
+GATE_TIMEOUT_S = 10.0
+CLONE_NEWUSER = 0x10000000
+NR_CLONE, NR_CLONE3 = 56, 435
+JSET = 0x45
+
+
+class WarmUnavailable(RuntimeError):
+    """This run cannot take the warm path; run it cold."""
+
+
+def warm_possible() -> tuple[bool, str]:
+    """(works, why not) without starting anything."""
+    probe = probe_layers()
+    if not sys.platform.startswith("linux") or not accounts.is_root():
+        return False, "a warm grader needs Linux and root (it mounts and changes uid per run)"
+    if probe.mode != "bwrap":
+        return False, f"a warm grader needs bubblewrap (sandbox mode here: {probe.mode})"
+    if not seccomp.supported():
+        return False, "no seccomp table for this machine: runs stay cold"
+    return True, ""
+
+
+def run_program() -> bytes:
+    """The cold run's seccomp deny-list, plus what ``bwrap --disable-userns`` gives a cold run:
+    no new user namespace (clone with CLONE_NEWUSER is refused; clone3, whose flags a classic
+    filter cannot read, answers ENOSYS so libc falls back to clone)."""
+    base = seccomp.program()
+    head, rest = base[:6 * 8], base[6 * 8:]  # arch check, nr load, x32 check (seccomp.program)
+    ins = seccomp._insn
+    extra = [
+        ins(seccomp.JEQ, 0, 4, NR_CLONE),
+        ins(seccomp.LD_ABS_W, 0, 0, 16),                       # clone's flags (low word)
+        ins(JSET, 0, 1, CLONE_NEWUSER),
+        ins(seccomp.RET, 0, 0, seccomp.RET_ERRNO | seccomp.EPERM),
+        ins(seccomp.LD_ABS_W, 0, 0, 0),                        # A = nr again
+        ins(seccomp.JEQ, 0, 1, NR_CLONE3),
+        ins(seccomp.RET, 0, 0, seccomp.RET_ERRNO | seccomp.ENOSYS),
+    ]
+    return head + b"".join(extra) + rest
+
+
+class ForkServer:
+    def __init__(self, proc_pid: int, control: socket.socket, lib_root: str | None,
+                 preloaded: dict, host_tmp: str, warm_paths: list[str]):
+        self.pid, self.control, self.lib_root = proc_pid, control, lib_root
+        self.preloaded, self.host_tmp, self.warm_paths = preloaded, host_tmp, warm_paths
+        self.lock = threading.Lock()
+        self.runs = 0
+        self.dead = False
+
+    # -- life ---------------------------------------------------------------------------
+
+    @classmethod
+    def start(cls, libs: list[tuple[str, str]], preload: list[str] = (), *,
+              env: dict | None = None, lib_root: str | None = None) -> "ForkServer":
+        """A zygote that sees ``libs`` ((host folder, inside path) pairs, read-only, on its
+        sys.path; inside paths outside /tmp, which each fork replaces) and has imported
+        ``preload``; ``lib_root`` (a host folder holding them) is removed with it."""
+        lib_paths = [inside for _, inside in libs]
+        ok, why = warm_possible()
+        if not ok:
+            raise WarmUnavailable(why)
+        probe = probe_layers()
+        host_tmp = os.path.realpath(tempfile.gettempdir())
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        ctl = _high(theirs.detach())
+        sc_r, sc_w = os.pipe()
+        os.write(sc_w, run_program())
+        os.close(sc_w)
+        sc = _high(sc_r)
+        zscratch = tempfile.mkdtemp(prefix="judge-warmz-")
+        os.chmod(zscratch, 0o700)
+        argv = [sys.executable, "-P", "-s", "-m", "judge_runner.zygote", "--control-fd",
+                str(ctl), "--seccomp-fd", str(sc)] + [a for n in preload for a in
+                                                       ("--preload", n)]
+        zenv = dict(BASE_ENV, HOME=zscratch, **(env or {}))
+        zenv["PYTHONPATH"] = os.pathsep.join(lib_paths)
+        cmd = bwrap.build(probe.bwrap_path, pid1.wrap(argv), scratch=zscratch,
+                          ro_binds=list(libs) + [(host_tmp, HOST)], env=zenv,
+                          tmp_bytes=64 * limits_mod.MIB, device="cpu",
+                          feats=probe.bwrap_features, seccomp_fd=None,
+                          passwd=accounts.passwd_files())
+        cmd = _zygote_flags(cmd)
+        import subprocess
+
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, pass_fds=(ctl, sc), cwd="/",
+                                env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
+        os.close(ctl)
+        os.close(sc)
+        ours.settimeout(START_TIMEOUT_S)
+        try:
+            hello = json.loads(ours.recv(1 << 16) or b"null")
+        except (OSError, ValueError) as e:
+            hello = None
+            why = str(e)
+        if not hello or "ready" not in hello:
+            _kill(proc.pid)
+            proc.wait()
+            raise WarmUnavailable(f"the zygote did not start: {hello!r}")
+        ours.settimeout(None)
+        server = cls(proc.pid, ours, lib_root, hello.get("preloaded", {}), host_tmp,
+                     list(lib_paths))
+        server._proc, server._zscratch = proc, zscratch
+        return server
+
+    def alive(self) -> bool:
+        return not self.dead and self._proc.poll() is None
+
+    def close(self) -> None:
+        """Ends the zygote (runs in flight finish: their forks are not its threads)."""
+        self.dead = True
+        try:
+            self.control.close()
+        except OSError:
+            pass
+        try:
+            self._proc.wait(timeout=5)
+        except Exception:  # noqa: BLE001
+            _kill(self._proc.pid)
+            self._proc.wait()
+        import shutil
+
+        shutil.rmtree(self._zscratch, ignore_errors=True)
+        if self.lib_root:
+            shutil.rmtree(self.lib_root, ignore_errors=True)
+
+    # -- one run --------------------------------------------------------------------------
+
+    def run(self, argv, ro_binds=(), scratch=None, env=None, limits: Limits | None = None,
+            device="cpu", *, isolation="auto", monitor=None, pass_fds=(),
+            readers=None) -> SandboxResult:
+        """``run_sandboxed`` on the warm path; ``argv`` is ``python -P -s -m judge_runner
+        ARGS``: the fork runs the runner's main(ARGS)."""
+        owned = list(pass_fds)
+        try:
+            return self._run(list(argv), ro_binds, scratch, env, limits or Limits(), device,
+                             monitor, owned, dict(readers or {}))
+        except WarmUnavailable:  # nothing was handed over: the descriptors are the caller's
+            raise
+        except BaseException:
+            for fd in owned:
+                _close(fd)
+            raise
+
+    def _run(self, argv, ro_binds, scratch, env, limits, device, monitor, owned, readers):
+        if device != "cpu":
+            raise WarmUnavailable("a forked CUDA context is unusable: GPU runs stay cold")
+        if argv[1:5] != ["-P", "-s", "-m", "judge_runner"]:
+            raise WarmUnavailable("only the judge's runner runs warm")
+        if not self.alive():
+            raise WarmUnavailable("the zygote is gone")
+        if scratch is None or not os.path.isdir(scratch):
+            raise WarmUnavailable(f"scratch dir {scratch} does not exist")
+        scratch = os.path.abspath(scratch)
+        binds = normalize_binds(ro_binds)
+        # the zygote reaches a run's files through its one bind of the temporary folder
+        for path in [scratch] + [h for h, _ in binds]:
+            if not _under(os.path.realpath(path), self.host_tmp):
+                raise WarmUnavailable(f"{path} is outside {self.host_tmp}")
+        if any(h != i for h, i in binds):
+            raise WarmUnavailable("a bind to another path inside")
+        probe = probe_layers()
+        child_env = dict(BASE_ENV, HOME=scratch)
+        child_env.update(env or {})
+        warnings: list[str] = []
+        with accounts.acquire() as acct:
+            needed = [h for h, _ in binds]
+            with grants.grant(acct.uid, needed):
+                problem = check_reachable(needed, acct.uid, acct.gid)
+                if problem:
+                    raise WarmUnavailable(problem)
+                return self._fork(argv, probe, acct, scratch, binds, child_env, limits,
+                                  monitor, owned, readers, warnings)
+
+    def _fork(self, argv, probe, acct, scratch, binds, env, limits: Limits, monitor, owned,
+              readers, warnings) -> SandboxResult:
+        layers = dict(probe.layers)
+        layers.update(mode_layers("bwrap", True, probe.bwrap_features), mode="warm",
+                      device="cpu", warm=True, run_fs=True, userns_disabled=True)
+        wrapper = WRAPPER_PROCS["bwrap"]
+        group = None
+        if probe.hierarchy:
+            try:
+                group = cgroups.RunGroup.create(probe.hierarchy, limits.memory_bytes,
+                                                limits.processes + wrapper, cpus=limits.cpus)
+            except OSError as e:
+                warnings.append(f"could not create the run's cgroup ({e}); using rlimits")
+        h = group.hierarchy if group else None
+        layers.update(cgroup=h.version if h else None, cgroup_memory=bool(h and h.has_memory),
+                      cgroup_pids=bool(h and h.has_pids), cgroup_cpu=bool(h and h.has_cpu))
+        nproc = limits.processes + wrapper
+        rl = limits_mod.rlimits_for(limits, nproc=nproc,
+                                    address_space=not layers["cgroup_memory"])
+        layers["memory_limit"] = (f"cgroup-{h.version}" if layers["cgroup_memory"]
+                                  else "rlimit_as")
+        layers["rlimit_nproc"] = True
+        fds: list[int] = []
+        out_r, out_w = _pipe(fds)
+        err_r, err_w = _pipe(fds)
+        gate, gate_z = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        gate.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
+        req = {"runner_args": argv[5:], "env": env, "binds": binds, "scratch": scratch,
+               "host_tmp": self.host_tmp, "uid": acct.uid, "gid": acct.gid,
+               "scratch_bytes": (limits.scratch_mb or 64) * limits_mod.MIB,
+               "scratch_files": limits.scratch_files or DEFAULT_SCRATCH_FILES,
+               "tmp_bytes": limits.tmp_mb * limits_mod.MIB, "pass_fds": list(owned),
+               "rlimits": {str(k): list(v) for k, v in rl.items()},
+               "warm_paths": self.warm_paths}
+        pid = None
+        pidfd_pid = None
+        try:
+            with self.lock:
+                try:
+                    self.control.sendmsg([json.dumps(req).encode()], [
+                        (socket.SOL_SOCKET, socket.SCM_RIGHTS,
+                         struct.pack(f"{3 + len(owned)}i", out_w, err_w, gate_z.fileno(),
+                                     *owned))])
+                except OSError as e:  # nothing was handed over: the caller can run it cold
+                    self.dead = True
+                    for fd in list(fds):
+                        _close(fd, fds)
+                    gate.close()
+                    gate_z.close()
+                    raise WarmUnavailable(f"the zygote is gone: {e}") from e
+            self.runs += 1
+            for fd in (out_w, err_w):
+                _close(fd, fds)
+            gate_z.close()
+            for fd in list(owned):  # the fork's copies are enough (see run_sandboxed)
+                _close(fd, owned)
+            gate.settimeout(GATE_TIMEOUT_S)
+            try:
+                _, anc, _, _ = gate.recvmsg(16, socket.CMSG_SPACE(12))
+            except OSError as e:
+                self.dead = True
+                raise SandboxError(f"the zygote's fork did not answer: {e}") from e
+            creds = [d for lv, k, d in anc if lv == socket.SOL_SOCKET
+                     and k == socket.SCM_CREDENTIALS]
+            if not creds:
+                self.dead = True
+                raise SandboxError("the zygote's fork did not say who it is")
+            pid = struct.unpack("3i", creds[0][:12])[0]  # in our pid namespace
+            pidfd_pid = pid
+            if group:
+                group.add(pid)
+            gate.send(b"go")
+            start = time.monotonic()
+            meter = TreeMeter(pid, group, start)
+            guard = _disk_guard(f"/proc/{pid}/root{scratch}", monitor)
+            w = watch(pid, out_r, err_r, deadline=start + limits.wall_s,
+                      cap=limits.output_bytes, cpu_limit_s=limits.cpu_s, meter=meter,
+                      monitor=guard, readers=readers)
+            if w.stop is not None:
+                w.usage = meter.sample()
+                _kill(pid)
+            status, disk_full = _status(gate)
+            drain(readers, w)
+            wall = time.monotonic() - start
+        except BaseException:
+            if pidfd_pid is not None:
+                _kill(pidfd_pid)
+            _cleanup(group, acct)
+            raise
+        finally:
+            for fd in list(fds):
+                _close(fd, fds)
+            gate.close()
+        tree_cpu = group.cpu_s() if group else None
+        throttled = group.throttled_s() if group else None
+        oom, hit_limit, peak = group.memory_stats() if layers["cgroup_memory"] else (0, 0, None)
+        if _cleanup(group, acct):
+            warnings.append("some processes of the run could not be killed")
+        res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
+                            mode="warm", uid=acct.uid, max_memory_bytes=peak,
+                            warnings=warnings, wait_s=w.usage.wait_s if w.usage else None,
+                            throttled_s=throttled)
+        if res.cpu_s is None and w.usage is not None:
+            res.cpu_s = w.usage.cpu_s
+        if status is None:  # the zygote died with the run: as if killed
+            status = signal.SIGKILL
+        classify(res, status, w.stop, "warm", limits, bool(oom), bool(hit_limit))
+        if res.returncode == SETUP_FAILED and res.stderr.startswith(SETUP_PREFIX):
+            res.setup_error = res.stderr.decode(errors="replace").strip()
+        res.disk_exceeded = res.disk_exceeded or bool(disk_full)
+        res.layers = layers
+        res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]
+        return res
+
+
+def _zygote_flags(cmd: list[str]) -> list[str]:
+    """bwrap.build's command for the zygote: no user namespace (it must change to the run's
+    uid, which a one-uid user namespace cannot map) and, after --cap-drop ALL, the few
+    capabilities each fork needs before it drops them all."""
+    out = []
+    skip = {"--unshare-user", "--disable-userns"}
+    it = iter(cmd)
+    for a in it:
+        if a in skip:
+            continue
+        if a == "--unshare-all":  # it includes --unshare-user-try
+            out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
+                    "--unshare-cgroup-try"]
+            continue
+        out.append(a)
+        if a == "--cap-drop":
+            out.append(next(it))
+            for cap in ZYGOTE_CAPS:
+                out += ["--cap-add", cap]
+    return out
+
+
+def _status(gate: socket.socket) -> tuple[int | None, bool]:
+    """(the fork's wait status as the zygote reaped it, whether it left its scratch
+    filesystem full: the fork looks before the filesystem goes with its namespace)."""
+    gate.settimeout(GATE_TIMEOUT_S)
+    full = False
+    try:
+        while True:
+            msg = gate.recv(1 << 12)
+            if not msg:
+                return None, full
+            data = json.loads(msg)
+            full = full or bool(data.get("disk_full"))
+            if "status" in data:
+                return int(data["status"]), full
+    except (OSError, ValueError, TypeError):
+        return None, full
+
+
+def _disk_guard(path: str, monitor):
+    def guard(u):
+        if _full(path):
+            return "disk"
+        return monitor(u) if monitor else None
+    return guard
+
+
+def _full(path: str) -> bool:
+    try:
+        st = os.statvfs(path)
+    except OSError:
+        return False
+    return st.f_bfree == 0 or st.f_ffree == 0
+
+
+def _cleanup(group, acct) -> bool:
+    left = False
+    if group:
+        left |= not group.kill()
+        group.remove()
+    left |= not accounts.kill_uid(acct.uid)
+    return left
+
+
+def _high(fd: int) -> int:
+    import fcntl
+
+    high = fcntl.fcntl(fd, fcntl.F_DUPFD, FIRST_PASSED_FD)
+    os.close(fd)
+    os.set_inheritable(high, True)
+    return high
+
+
+def _pipe(fds: list[int]) -> tuple[int, int]:
+    r, w = os.pipe()
+    fds += [r, w]
+    return r, w
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _close(fd: int, fds: list[int] | None = None) -> None:
+    if fds is not None:
+        if fd not in fds:
+            return
+        fds.remove(fd)
+    try:
+        os.close(fd)
+    except OSError:
+        pass
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
