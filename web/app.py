@@ -25,13 +25,16 @@ from starlette.middleware.gzip import GZipMiddleware
 from judge.problem import ProblemBank
 
 from web.api import instructor, problems, regrade, submissions, visitors, workers as worker_api
+from web.accounts.routes import router as account_pages
 from web.api.edge import EdgeGuard
 from web.api.errors import install_error_handlers
+from web.api.headers import SecurityHeaders
 from web.api.identity import VisitorCookieMiddleware
 from web.api.throttle import ClientLimits
 from web.jobs.checks import ProblemChecks
 from web.jobs.graders import Grader, judge_grader
 from web.jobs.system import JobSystem
+from web.courses.routes import router as course_pages
 from web.pages.routes import render_error_page, router as pages_router
 from web.settings import BUILD_COMMAND, STATIC_DIR, Settings
 from web.store.db import Database
@@ -85,6 +88,7 @@ def front_end_build(static_dir=STATIC_DIR) -> dict:
     return {"ok": not missing, "missing": missing, "command": BUILD_COMMAND,
             "worker_url": v("dist/worker.js"), "problem_js": v("dist/problem.js"),
             "submission_js": v("dist/submission.js"), "css": v("dist/app.css"),
+            "pages_js": v("dist/pages.js"),
             "pyodide_url": "/static/vendor/pyodide/", "wheels": wheels,
             "editor_wheels": editor_wheels,
             "pyodide_version": manifest.get("pyodide_version")}
@@ -166,11 +170,18 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     for api in (problems, submissions, visitors, instructor, regrade, worker_api):
         app.include_router(api.router)
     app.include_router(pages_router)
+    app.include_router(account_pages)
+    app.include_router(course_pages)
+    if settings.oidc_enabled:
+        from web.accounts.oidc import install as install_oidc
+        install_oidc(app, settings)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
     app.add_middleware(VisitorCookieMiddleware, secure=settings.cookie_secure)
     app.add_middleware(_StaticHeadersAndGzip)
     # Outermost: a refused request costs nothing further down.
     app.add_middleware(EdgeGuard, settings=settings)
+    # Around even the edge: its refusals carry the anti-framing headers too.
+    app.add_middleware(SecurityHeaders)
     return app
 
 

@@ -8,8 +8,8 @@ sending it. So, before the application sees a request:
   to the limit, and the route gets it whole;
 - the worker API answers 401/403 before reading the body unless the worker token is right;
 - a state-changing request authenticated by a cookie alone is refused when its `Origin` is another
-  origin; one to an instructor route must also *show* it comes from a page of this server
-  (`Origin`, else `Referer`). A page on another port of the same host is same-site, so
+  origin; one carrying a session cookie, or to a sign-in or course form, must also *show* it
+  comes from a page of this server (`Origin`, else `Referer`): that is the forms' CSRF guard. A page on another port of the same host is same-site, so
   `SameSite=Lax` cookies alone do not stop it.
 """
 
@@ -30,9 +30,11 @@ MAX_ROW_ID = 2**31 - 1
 WORKER_PREFIX = "/api/workers/"
 WORKER_HEADER = b"x-worker-token"
 INSTRUCTOR_HEADER = b"x-instructor-token"
-INSTRUCTOR_COOKIE = "kvp_instructor"
+# The session cookie's names (web.accounts.sessions: plain, and `__Host-` over HTTPS).
+SESSION_COOKIES = ("kvp_session=", "__Host-kvp_session=")
 _STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
-_INSTRUCTOR_PATHS = re.compile(r"^/(api/)?instructor(/|$)")
+# Forms that sign in, out or up, or change a course: always from this server's own pages.
+_ACCOUNT_PATHS = re.compile(r"^/(api/)?(login|signup|logout|courses|auth)(/|$)")
 _RESULT_PATH = re.compile(r"^/api/workers/jobs/\d+/(result|events)$")
 
 
@@ -122,8 +124,9 @@ class EdgeGuard:
             own = _own_origin(scope, headers)
             claimed = _header(headers, b"origin")
             claimed = _origin_of(claimed) if claimed and claimed != "null" else claimed
-            instructor = (_INSTRUCTOR_PATHS.match(path) is not None
-                          and f"{INSTRUCTOR_COOKIE}=" in _header(headers, b"cookie"))
+            cookie = _header(headers, b"cookie")
+            signed_in = any(name in cookie for name in SESSION_COOKIES)
+            instructor = signed_in or _ACCOUNT_PATHS.match(path) is not None
             if claimed is None and instructor:
                 referer = _header(headers, b"referer")
                 claimed = _origin_of(referer) if referer else None

@@ -47,10 +47,27 @@ def request_token(request: Request) -> str | None:
             raise ApiError(401, "bad_token", "a bearer token is 16-200 characters of "
                            "letters, digits and -_.~+/=")
         return value
+    account_token = signed_in_token(request)
+    if account_token is not None:
+        return account_token
+    return browser_token(request)
+
+
+def browser_token(request: Request) -> str | None:
+    """The browser's own anonymous visitor token (its cookie), signed in or not."""
     cookie = request.cookies.get(COOKIE)
     if cookie and TOKEN_RE.match(cookie):
         return cookie
     return getattr(request.state, "new_visitor_token", None)
+
+
+def signed_in_token(request: Request) -> str | None:
+    """The visitor token of the signed-in account (web.accounts.sessions), if any."""
+    from web.accounts.sessions import account_visitor_token, request_session
+    info = request_session(request)
+    if info is None or info.account is None:
+        return None
+    return account_visitor_token(request.app.state.ctx.settings, info.account.id)
 
 
 def find_visitor(db: Database, token: str | None) -> Visitor | None:
@@ -110,15 +127,28 @@ def instructor_token_matches(request: Request, given: str) -> bool:
 
 
 def _given_instructor_token(request: Request) -> str | None:
-    return request.headers.get(INSTRUCTOR_HEADER) or request.cookies.get(INSTRUCTOR_COOKIE)
+    # Only the header: the page's cookie is an opaque session now (web.accounts.sessions),
+    # never the token itself.
+    return request.headers.get(INSTRUCTOR_HEADER)
+
+
+def staff_session(request: Request) -> bool:
+    """Signed in as platform staff: an account marked so, or the instructor token's session."""
+    from web.accounts.sessions import request_session
+    info = request_session(request)
+    return bool(info and info.is_staff)
 
 
 def instructor_ok(request: Request) -> bool:
     given = _given_instructor_token(request)
-    return bool(given) and instructor_token_matches(request, given)
+    if given:
+        return instructor_token_matches(request, given)
+    return staff_session(request)
 
 
 def require_instructor(request: Request) -> None:
+    if staff_session(request) and not _given_instructor_token(request):
+        return
     token = request.app.state.ctx.settings.instructor_token
     if not token:
         raise ApiError(403, "instructor_disabled", "instructor access is off on this server: "

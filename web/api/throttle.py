@@ -103,6 +103,10 @@ class ClientLimits:
         self.streams = StreamSlots(settings.max_streams_per_visitor,
                                    settings.max_streams_per_address)
         self.instructor_guesses = FailureThrottle()
+        # Wrong passwords: per account (5 free, then doubling waits), and per address with
+        # room for a class behind one address mistyping now and then.
+        self.login_by_account = FailureThrottle(free=5)
+        self.login_by_address = FailureThrottle(free=50)
 
 
 def client_address(request) -> str:

@@ -16,8 +16,10 @@ from judge.messages import LANGS, translate
 from web.api.instructor import overview
 from web.store.db import LIVE, Submission, Visitor
 from web.store.gradebook import gradebook, student_cells
-from web.api.identity import (INSTRUCTOR_COOKIE, find_visitor, instructor_ok, instructor_token_matches,
-                       request_token)
+from web.accounts import sessions
+from web.accounts.service import staff_roles
+from web.api.identity import find_visitor, instructor_ok, instructor_token_matches, request_token
+from web.pages import problem_list
 from web.pages.markdown import highlight_python, pygments_css, render_markdown
 from web.services.submissions import view
 from web.settings import TEMPLATES_DIR
@@ -40,11 +42,16 @@ def render(request: Request, name: str, http_status: int = 200, **ctx) -> HTMLRe
     lang = pick_lang(request)
     app_ctx = request.app.state.ctx
     visitor = find_visitor(app_ctx.db, _token(request))
+    session = sessions.request_session(request)
+    # The "Instructor" link: for platform staff and a course's instructors and assistants only.
+    show_instructor = bool(session and (session.is_staff or
+                                        staff_roles(app_ctx.db, session.account) - {"student"}))
     # The templates' words are English, looked up in the one table (judge/messages) by `_`; the
     # grading Python is named where it is decided (judge.grading.environment), not in the text.
     resp = templates.TemplateResponse(request, name, {
         "lang": lang, "_": partial(translate, lang=lang), "grading_python": grading_python(),
-        "visitor": visitor, "build": app_ctx.build,
+        "visitor": visitor, "build": app_ctx.build, "account": session.account if session else None,
+        "show_instructor": show_instructor, "oidc_enabled": app_ctx.settings.oidc_enabled,
         "instructor_enabled": bool(app_ctx.settings.instructor_token), **ctx},
         status_code=http_status)
     if request.query_params.get("lang") in LANGS:
@@ -81,8 +88,10 @@ def _solved_or_latest(cell) -> str | None:
 @router.get("/", response_class=HTMLResponse)
 def problem_list(request: Request):
     ctx = request.app.state.ctx
-    return render(request, "problems.html", problems=ctx.catalog.list(),
-                  progress=_progress(request))
+    f = problem_list.Filters.from_query(request.query_params)
+    listing = problem_list.build(ctx.catalog.list(), _progress(request), f)
+    return render(request, "problems.html", listing=listing, f=f,
+                  difficulties=problem_list.DIFFICULTIES, statuses=problem_list.STATUSES)
 
 
 @router.get("/problems/{ref}", response_class=HTMLResponse)
@@ -185,6 +194,8 @@ def instructor_page(request: Request):
         return render_error_page(request, 403, "Instructor access is off on this server: start "
                                  "it with KVPRACTICE_INSTRUCTOR_TOKEN set.")
     if not instructor_ok(request):
+        if staff_roles(ctx.db, sessions.request_account(request)) - {"student"}:
+            return RedirectResponse("/courses", status_code=303)  # a course's staff, not the site's
         return render(request, "instructor_login.html",
                       wrong=request.query_params.get("wrong") == "1")
     return render(request, "instructor.html", o=overview(ctx),
@@ -206,8 +217,12 @@ async def instructor_login(request: Request):
     token = (form.get("token") or [""])[0]
     resp = RedirectResponse("/instructor", status_code=303)
     if token and instructor_token_matches(request, token):
-        resp.set_cookie(INSTRUCTOR_COOKIE, token, httponly=True, samesite="strict",
-                        secure=request.app.state.ctx.settings.cookie_secure)
+        # An opaque server-side session, never the token itself (a cookie may reach another
+        # port of the host); any session the browser had is closed, so none can be fixed on it.
+        ctx = request.app.state.ctx
+        sessions.close(ctx.db, ctx.settings, request.cookies.get(sessions.cookie_name(ctx.settings)))
+        sessions.set_cookie(resp, ctx.settings, sessions.open_session(ctx.db, ctx.settings, None,
+                                                                      is_staff=True))
     else:
         resp = RedirectResponse("/instructor?wrong=1", status_code=303)
     return resp

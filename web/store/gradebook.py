@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from dataclasses import dataclass, field
 
 from sqlalchemy import select
@@ -102,14 +103,21 @@ def gradebook(db, problem_ids: list[str]) -> dict:
                          for st in rows]}
 
 
-# Spreadsheets run a cell that starts with one of these as a formula (CSV injection); a leading
-# apostrophe makes it text. Tab and carriage return start formulas in some of them too.
+# A spreadsheet reads a formula from a cell, or from any part of it it splits off at ; or ,
+# (whichever separator it was set to), that starts with one of these (CSV injection); a leading
+# apostrophe makes the part text. Tab and carriage return start formulas in some of them too.
 _FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+_PARTS = re.compile(r"([;,])")
+
+
+def formula_safe(text: str) -> str:
+    """`text` with every ;- or ,-separated part that would start a formula made text."""
+    return "".join("'" + part if part.startswith(_FORMULA_STARTS) else part
+                   for part in _PARTS.split(text))
 
 
 def safe_cell(value) -> str:
-    text = "" if value is None else str(value)
-    return "'" + text if text.startswith(_FORMULA_STARTS) else text
+    return formula_safe("" if value is None else str(value))
 
 
 def _score(mark: dict | None) -> str:
@@ -120,7 +128,8 @@ def gradebook_csv(book: dict) -> str:
     """One row per student; per problem: best verdict, best score (%), latest verdict, latest
     score (%), attempts."""
     out = io.StringIO()
-    w = csv.writer(out, lineterminator="\r\n")
+    # Every text cell quoted (numbers stay numbers), so no separator inside one splits it.
+    w = csv.writer(out, lineterminator="\r\n", quoting=csv.QUOTE_NONNUMERIC)
     head = ["student_id", "display_name", "solved"]
     for p in book["problems"]:
         head += [f"{p} best", f"{p} best score %", f"{p} latest", f"{p} latest score %",
@@ -136,5 +145,5 @@ def gradebook_csv(book: dict) -> str:
             best, latest = c["best"], c["latest"]
             row += [best["verdict"] if best else "", _score(best),
                     latest["verdict"] if latest else "", _score(latest), c["attempts"]]
-        w.writerow([safe_cell(v) for v in row])
+        w.writerow([v if isinstance(v, (int, float)) else safe_cell(v) for v in row])
     return out.getvalue()

@@ -1,27 +1,77 @@
-"""The one kind of schema change this project makes: new columns on existing tables.
+"""Schema changes: Alembic migrations (web/store/alembic/versions), run at start-up by `upgrade`.
 
-`create_all` creates missing tables but leaves existing ones alone, so a database made by an
-earlier version lacks the columns added since. Each such column is nullable or has a server
-default, so `ALTER TABLE ... ADD COLUMN` brings the table up to date without touching its rows.
+A database made before Alembic has the tables but no `alembic_version`: it is brought up to the
+baseline (0001) by the old rule, new columns on existing tables, and stamped, then upgraded like
+any other. That rule (`add_missing_columns`) still runs after the migrations for columns a model
+gained without one: each is nullable or has a server default, so `ALTER TABLE ... ADD COLUMN`
+brings the table up to date without touching its rows.
 """
 
 from __future__ import annotations
 
 import logging
 
+from pathlib import Path
+
 from sqlalchemy import MetaData, inspect, text
 from sqlalchemy.engine import Engine
 
 log = logging.getLogger(__name__)
 
+ALEMBIC_DIR = Path(__file__).resolve().parent / "alembic"
+# The tables of the schema before Alembic (revision 0001).
+LEGACY_TABLES = ("visitors", "submissions", "submission_events", "workers", "regrades",
+                 "regrade_items")
 
-def add_missing_columns(engine: Engine, metadata: MetaData) -> list[str]:
-    """Add the model columns a table lacks; the "table.column" names added."""
+
+def _config(connection):
+    from alembic.config import Config
+    cfg = Config()
+    cfg.set_main_option("script_location", str(ALEMBIC_DIR))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def head_revision() -> str:
+    from alembic.script import ScriptDirectory
+    return ScriptDirectory(str(ALEMBIC_DIR)).get_current_head()
+
+
+def current_revision(engine: Engine) -> str | None:
+    from alembic.runtime.migration import MigrationContext
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
+
+
+def upgrade(engine: Engine) -> None:
+    """Bring the database to the newest revision (a pre-Alembic one is stamped 0001 first)."""
+    from alembic import command
+    if current_revision(engine) == head_revision():
+        return
+    try:
+        with engine.begin() as conn:
+            cfg = _config(conn)
+            if inspect(conn).has_table("submissions") and \
+                    not inspect(conn).has_table("alembic_version"):
+                from web.store.db import Base
+                add_missing_columns(conn, Base.metadata, only=LEGACY_TABLES)
+                command.stamp(cfg, "0001")
+            command.upgrade(cfg, "head")
+    except Exception:
+        # Two processes starting on one new database: the other one migrated it meanwhile.
+        if current_revision(engine) != head_revision():
+            raise
+
+
+def add_missing_columns(engine: Engine, metadata: MetaData,
+                        only: tuple[str, ...] | None = None) -> list[str]:
+    """Add the model columns a table lacks; the "table.column" names added. `engine` may be a
+    connection (inside a migration)."""
     insp = inspect(engine)
     added = []
     prep = engine.dialect.identifier_preparer
     for table in metadata.sorted_tables:
-        if not insp.has_table(table.name):
+        if not insp.has_table(table.name) or (only is not None and table.name not in only):
             continue
         have = {c["name"] for c in insp.get_columns(table.name)}
         for col in table.columns:
@@ -33,6 +83,10 @@ def add_missing_columns(engine: Engine, metadata: MetaData) -> list[str]:
                 ddl += f" DEFAULT {col.server_default.arg.text}"
             elif not col.nullable and not col.primary_key:
                 ddl += " NULL"  # older rows have no value; the model fills new ones
+            if not isinstance(engine, Engine):  # a migration's connection: its transaction
+                engine.execute(text(ddl))
+                added.append(f"{table.name}.{col.name}")
+                continue
             with engine.begin() as conn:
                 try:
                     conn.execute(text(ddl))
