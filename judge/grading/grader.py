@@ -16,14 +16,16 @@ import hashlib
 import logging
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable
 
 from judge.grading import environment as env
 from judge.judging.clock import TimeLimits
 from judge.config import settings
 from judge.grading.experiment import report_experiment
-from judge.judging.test_verdict import Context, Redactor, compile_error, judge_test
+from judge.judging.run_record import RunRecord
+from judge.judging.suite_judge import SuiteJudge, SuiteOutcome
+from judge.judging.test_id import TestId
+from judge.judging.test_verdict import Redactor
 from judge.problem import SUITES, Problem, ProblemError, load_problem
 from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
 from judge.judging.report import Failure, Report, TestResult
@@ -32,23 +34,22 @@ from judge.grading.suite_run import run_suite
 from judge.judging.syntax import check as syntax_check
 from judge.judging.verdict import Verdict, overall
 from judge.grading.workdir import View
-from judge.judging.vocabulary import Event
+from judge.judging.vocabulary import Event, FailureKind
 
 log = logging.getLogger("judge")
 
 
 class _Emitter:
+    """Hands events to the front end's callback, one at a time. A test's TEST_FINISHED can come
+    twice: the second replaces the first (suite_judge.py says when)."""
+
     def __init__(self, on_event: Callable[[dict], None] | None):
-        self.on_event, self.lock, self.finished = on_event, threading.Lock(), set()
+        self.on_event, self.lock = on_event, threading.Lock()
 
     def __call__(self, event: dict) -> None:
         if self.on_event is None:
             return
         with self.lock:
-            if event["type"] == Event.TEST_FINISHED:
-                if event["test"] in self.finished:
-                    return
-                self.finished.add(event["test"])
             try:
                 self.on_event(event)
             except Exception:  # a front end's bug must not fail the grading
@@ -111,11 +112,13 @@ class _Grading:
         self.output: str | None = None
         self.fail_fast = fail_fast
         self.stop = threading.Event()  # fail_fast: set at the first failing test
+        self.judges: list[SuiteJudge] = []
 
     # -- report skeletons -------------------------------------------------------------------
 
     def _report(self, verdict: Verdict, tests: list[TestResult], **kw) -> Report:
-        scored = scored_suites(suite for suite, ts in self.plan.items() if ts)
+        scored = scored_suites((suite for suite, ts in self.plan.items() if ts),
+                               examples_count=self.problem.config.source is not None)
         score = score_of(tests, scored)
         if verdict in (Verdict.CE, Verdict.IE):
             score = 0.0
@@ -127,14 +130,17 @@ class _Grading:
                       tests=tests, timings=self.timings, provenance=self.provenance,
                       scored_suites=list(scored), hint_source=_safe_hints(self.problem), **kw)
 
-    def _not_run(self, kind: str = "not_run") -> list[TestResult]:
+    def _not_run(self, kind: FailureKind = FailureKind.NOT_RUN) -> list[TestResult]:
         return [TestResult(t.name, s, Verdict.NR, weight=t.weight,
                            failure=Failure(kind, hidden=self._hidden(s)))
                 for s, ts in self.plan.items() for t in ts]
 
     def internal_error(self, cause: str) -> Report:
         log.error("internal error grading %s: %s", self.problem.name, cause)
-        return self._report(Verdict.IE, self._not_run(), ie_cause=cause)
+        tests = self._not_run()
+        for judge in self.judges:  # what the stream said of each test is replaced too
+            judge.overrule([t for t in tests if t.suite == judge.suite])
+        return self._report(Verdict.IE, tests, ie_cause=cause)
 
     def _hidden(self, suite: str) -> bool:
         return suite == "hidden" and not self.reveal_hidden
@@ -156,7 +162,7 @@ class _Grading:
     def run(self) -> Report:
         ce = self._syntax_check()
         if ce is not None:
-            return self._report(Verdict.CE, self._not_run("compile"), compile_error=ce)
+            return self._report(Verdict.CE, self._not_run(FailureKind.COMPILE), compile_error=ce)
         t = time.perf_counter()
         try:
             ref, cached = get_reference(self.problem, list(self.plan), self.device,
@@ -172,27 +178,24 @@ class _Grading:
         for s, names in ref_tests.items():
             self.emit({"type": Event.SUITE_STARTED, "suite": s, "tests": list(names)})
         t = time.perf_counter()
+        runs: dict[str, RunRecord] = {}
+        outcomes: dict[str, SuiteOutcome] = {}
+        self.timings["compare_s"] = 0.0
         with View(self.problem) as view:
             sub = view.submission("student", self.source)
             self.timings["prepare_s"] = round(time.perf_counter() - t, 4)
-            suites = [s for s in ref_tests if ref_tests[s]]  # a problem may have no hidden tests
-            if self.fail_fast:
-                runs = {}
-                for s in suites:
-                    runs[s] = self._run(view, sub, s, limits[s], ref_tests[s])
-                    if self.stop.is_set() or _ended_badly(runs[s]):
-                        break
-            elif self.parallel and len(suites) > 1 and "hidden" not in suites:
-                with ThreadPoolExecutor(len(suites)) as pool:
-                    runs = dict(zip(suites, pool.map(
-                        lambda s: self._run(view, sub, s, limits[s], ref_tests[s]), suites)))
-            else:  # the public run ends before the hidden one starts: nothing the hidden
-                # run can touch (free space, load, timing) reaches the public run's output
-                runs = {s: self._run(view, sub, s, limits[s], ref_tests[s]) for s in suites}
-        t = time.perf_counter()
-        report = self._judge(runs, ref_tests, limits)
-        self.timings["compare_s"] = round(time.perf_counter() - t, 4)
-        return report
+            # one suite after the other: the public run ends before the hidden one starts, so
+            # nothing the hidden run can touch (free space, load, timing) reaches its output
+            for s in (s for s in ref_tests if ref_tests[s]):  # a problem may have no hidden tests
+                skip = self.fail_fast and (self.stop.is_set() or any(
+                    _ended_badly(r) for r in runs.values()))
+                blocked = any(o.compile_error is not None or o.internal is not None
+                              for o in outcomes.values())
+                run, outcomes[s] = self._suite(view, sub, s, limits[s], ref_tests[s],
+                                               skip=skip, blocked=blocked)
+                if run is not None:
+                    runs[s] = run
+        return self._judge(runs, outcomes, ref_tests)
 
     def _syntax_check(self) -> dict | None:
         # This interpreter's own parser is the truth (the sandboxed children run it too); the
@@ -205,71 +208,57 @@ class _Grading:
         for s, tests in self.plan.items():
             wanted = {t.name for t in tests}
             out[s] = {e["name"]: e for e in ref[s]["tests"]
-                      if e["name"] in wanted or e["name"].split("[", 1)[0] in wanted}
+                      if e["name"] in wanted or TestId.parse(e["name"]).base_name in wanted}
         return out
 
-    def _run(self, view, sub, suite, limits: TimeLimits, ref_tests):
+    def _targets(self, suite: str, ref_tests: dict) -> list[str]:
         every = {t.name for t in self.problem.tests(suite)}
         if self.fail_fast:
-            targets = _cheapest_first(ref_tests)
-        elif {t.name for t in self.plan[suite]} == every:
-            targets = [f.name for f in self.problem.test_files(suite)]
-        else:
-            targets = [t.node for t in self.plan[suite]]
-        prefix = f"{suite}/"
-        # a hidden test's progress is told when its suite is over: when each one started and
-        # ended is the submission's to shape, and a student watches the stream
-        held: list[dict] | None = [] if self._hidden(suite) else None
-        say = held.append if held is not None else self.emit
+            return _cheapest_first(ref_tests)
+        if {t.name for t in self.plan[suite]} == every:
+            return [f.name for f in self.problem.test_files(suite)]
+        return [t.node for t in self.plan[suite]]
 
-        def on_events(events, run):
-            # live verdicts of finished tests (how a dead child ended is only known at the end)
-            ctx = Context(_LiveRun(run.clock), hidden=self._hidden(suite), source=self.source,
-                          redact=self.redact, limits=limits, suite=suite)
-            for ev in events:
-                name = prefix + str(ev.get("test", ""))
-                if name not in ref_tests:
-                    continue
-                if ev["ev"] == "test_started":
-                    say({"type": Event.TEST_STARTED, "test": name})
-                elif ev["ev"] == "test_finished":
-                    rec = run.log.tests.get(ev["test"])
-                    r = judge_test(name, suite, 1.0, ref_tests[name], rec, ctx, victim=False)
-                    if self.fail_fast and r.verdict.counts and not r.verdict.passed:
-                        self.stop.set()
-                    say({"type": Event.TEST_FINISHED, "test": name,
-                         "verdict": str(r.verdict), "time_s": r.to_dict()["time_s"]})
+    def _suite(self, view, sub, suite: str, limits: TimeLimits, ref_tests: dict, *,
+               skip: bool, blocked: bool) -> tuple[RunRecord | None, SuiteOutcome]:
+        """Runs one suite (unless `skip`: grading stopped at an earlier failure) and judges
+        it, each test once, as its results come in (suite_judge.py)."""
+        judge = SuiteJudge(suite, ref_tests, weight=self.problem.weight,
+                           hidden=self._hidden(suite), source=self.source, redact=self.redact,
+                           limits=limits, emit=self.emit,
+                           on_decided=self._stop_at_failure if self.fail_fast else None)
+        self.judges.append(judge)
+        run = None
+        if not skip:
+            run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite,
+                            submission=sub, targets=self._targets(suite, ref_tests),
+                            limits=limits, device=self.device,
+                            on_events=judge.follow if self.emit.on_event or self.fail_fast
+                            else None, stop=self.stop if self.fail_fast else None)
+        t = time.perf_counter()
+        outcome = judge.finish(run, blocked=blocked)
+        self.timings["compare_s"] = round(self.timings["compare_s"] + time.perf_counter() - t, 4)
+        if run is not None:
+            self.emit({"type": Event.SUITE_FINISHED, "suite": suite})
+        return run, outcome
 
-        run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite, submission=sub,
-                        targets=targets, limits=limits, device=self.device,
-                        on_events=on_events if self.emit.on_event or self.fail_fast else None,
-                        stop=self.stop if self.fail_fast else None)
-        for event in held or ():
-            self.emit(event)
-        self.emit({"type": Event.SUITE_FINISHED, "suite": suite})
-        return run
+    def _stop_at_failure(self, r: TestResult) -> None:
+        if r.verdict.counts and not r.verdict.passed:
+            self.stop.set()
 
-    def _judge(self, runs: dict, ref_tests: dict, limits: dict[str, TimeLimits]) -> Report:
+    def _judge(self, runs: dict[str, RunRecord], outcomes: dict[str, SuiteOutcome],
+               ref_tests: dict) -> Report:
         tests: list[TestResult] = []
-        ce = None
-        internal = None
-        for suite in ref_tests:
-            hidden = self._hidden(suite)
+        ce = internal = None
+        for suite, outcome in outcomes.items():
+            tests += outcome.tests
+            ce = ce or outcome.compile_error
+            internal = internal or outcome.internal
             run = runs.get(suite)
-            if run is None:  # fail fast: an earlier suite failed, this one was not started
-                tests += [_stopped(name, suite, self.problem.weight(name), hidden)
-                          for name in ref_tests[suite]]
+            if run is None:
                 continue
+            hidden = self._hidden(suite)
             self._provenance_from(run, hidden)
-            if run.sandbox_error or run.log.runner_error:
-                internal = internal or f"{suite} run: {run.sandbox_error or run.log.runner_error}"
-            info = run.log.compile_error or (run.log.collect_errors[0]
-                                             if run.log.collect_errors else None)
-            if info is not None and ce is None:
-                context = "" if run.log.compile_error else \
-                    f"a test file ({info.get('file')}) could not import from your module: "
-                ce = compile_error(info, hidden=hidden, source=self.source,
-                                   redact=self.redact, context=context)
             if hidden:  # its duration and phases are the submission's to shape: log only
                 log_hidden_timings(self.problem.name, suite, run)
             else:
@@ -277,24 +266,6 @@ class _Grading:
                 self.timings.setdefault("phases", {})[suite] = suite_timings(run)
             if suite == "public" and (run.stdout or run.stderr):
                 self.output = self.redact(run.output_tail())
-            ctx = Context(run, hidden=hidden, source=self.source, redact=self.redact,
-                          limits=limits[suite], suite=suite)
-            victim = None if run.stopped_early else _victim(run, _nodes(ref_tests[suite]))
-            for name, entry in ref_tests[suite].items():
-                node = name.split("/", 1)[1]
-                rec = run.log.tests.get(node)
-                if run.stopped_early and entry["outcome"] != "skipped" and \
-                        (rec is None or rec.finished is None):
-                    r = _stopped(name, suite, self.problem.weight(name), hidden)
-                else:
-                    r = judge_test(name, suite, self.problem.weight(name), entry, rec, ctx,
-                                   victim=(node == victim))
-                if ce is not None or internal is not None:
-                    r = TestResult(name, suite, Verdict.NR, weight=r.weight,
-                                   failure=Failure("not_run", hidden=hidden))
-                tests.append(r)
-                self.emit({"type": Event.TEST_FINISHED, "test": name, "verdict": str(r.verdict),
-                           "time_s": r.to_dict()["time_s"]})
         if internal is not None:
             return self.internal_error(internal)
         order = tests
@@ -314,33 +285,6 @@ class _Grading:
             self.provenance["gpu_name"] = gpu
 
 
-class _LiveRun:
-    """Stands for a child that is still running: nothing is known yet about how it ends, only
-    the CPU time its finished tests used."""
-    timed_out = memory_exceeded = output_exceeded = False
-    signal = returncode = timeout_kind = None
-    spawn_t = wall_s = 0.0
-    attempts = 1
-
-    def __init__(self, clock):
-        self.clock = clock
-
-
-def _victim(run, nodes: list[str]) -> str | None:
-    """The test charged with the child's abnormal end: the one in progress; else, when the
-    child died before any test or between tests, the next one; none when the runner itself
-    ended the run after a test's own timeout (the rest are then "not run")."""
-    log = run.log
-    if log.running is not None:
-        return log.running
-    if log.finished is not None and not run.died:
-        return None
-    if log.order and (log.tests[log.order[-1]].outcome == "timeout"):
-        return None
-    return next((n for n in nodes if n not in log.tests or log.tests[n].started_t is None),
-                None)
-
-
 def _ended_badly(run) -> bool:
     """A failure the live verdicts cannot see: the child died, or did not import."""
     log = run.log
@@ -353,18 +297,9 @@ def _cheapest_first(ref_tests: dict) -> list[str]:
     first, file order among equals: a failing submission is caught sooner."""
     cost: dict[str, float] = {}
     for name, e in ref_tests.items():
-        node = name.split("/", 1)[1].split("[", 1)[0]
+        node = TestId.parse(name).base
         cost[node] = cost.get(node, 0.0) + float(e.get("time_s") or 0.0)
     return sorted(cost, key=cost.__getitem__)
-
-
-def _stopped(name: str, suite: str, weight: float, hidden: bool) -> TestResult:
-    return TestResult(name, suite, Verdict.NR, weight=weight, failure=Failure(
-        "not_run", message="not run: grading stopped at the first failing test", hidden=hidden))
-
-
-def _nodes(ref_tests: dict) -> list[str]:
-    return [n.split("/", 1)[1] for n in ref_tests]
 
 
 def _files(folder) -> list:

@@ -99,6 +99,11 @@ def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,
 def _attempt(plan: _Plan, run: str) -> RunRecord:
     problem, view, suite, submission = plan.problem, plan.view, plan.suite, plan.submission
     limits, on_events, stop = plan.limits, plan.on_events, plan.stop
+    from judge.grading import proxied
+
+    if proxied.is_proxied(problem):  # the tests apart from the submission (IMPORTED_GRADING.md)
+        return proxied.attempt(problem, view, run, suite, submission, plan.targets, limits,
+                               plan.device, on_events, stop)
     lim = problem.limits
     conf, scratch = view.run_dirs(run, dict(limits.tests))
     suite_dir = view.tests[suite]

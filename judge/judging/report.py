@@ -28,8 +28,7 @@ HIDDEN_VALUES = ("kind", "label")
 
 @dataclass
 class Failure:
-    kind: str                     # observation | exception | assertion | timeout | memory |
-    #                               output | crash | not_run | compile
+    kind: str                     # a FailureKind (vocabulary.py): its values are the wire's
     label: str | None = None      # the observation's label (from the reference)
     expected: Any = None
     got: Any = None

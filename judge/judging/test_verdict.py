@@ -28,13 +28,17 @@ tests or of the reference solution. A test whose lines came out of order (child_
 from __future__ import annotations
 
 import json
+import re
 import signal as _signal
 
 from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB, finite, shown
 from judge.judging.clock import GRACE_S, TimeLimits, shown_cpu_s, wall_net
 from judge.judging.compare import compare, trace_diff
 from judge.judging.report import Failure, TestResult
+from judge.judging.run_record import RunRecord
+from judge.judging.test_id import TestId
 from judge.judging.verdict import Verdict
+from judge.judging.vocabulary import FailureKind as K
 
 MIN_SECRET = 20
 
@@ -60,11 +64,11 @@ class Redactor:
 class Context:
     """What judging a suite's tests needs besides the test itself."""
 
-    def __init__(self, run, *, hidden: bool, source: str, redact: Redactor,
+    def __init__(self, run: RunRecord, *, hidden: bool, source: str, redact: Redactor,
                  limits: TimeLimits | None, suite: str = ""):
         self.run, self.hidden, self.redact, self.suite = run, hidden, redact, suite
         self.limits = limits or None
-        self.clock = getattr(run, "clock", None)
+        self.clock = run.clock
         self.n_lines = source.count("\n") + 1
 
     def limit(self, node: str) -> float | None:
@@ -94,40 +98,40 @@ class Context:
         return shown(v) if self.redact(text) == text else "[redacted]"
 
 
-def death(run) -> tuple[Verdict, str, str]:
+def death(run: RunRecord) -> tuple[Verdict, K, str]:
     """(verdict, failure kind, message) for a child that ended during a test."""
-    clock = getattr(run, "clock", None)
-    if getattr(getattr(run, "log", None), "import_timeout", False):
+    clock = run.clock
+    if run.log.import_timeout:
         limit = f" ({clock.limits.import_s:.1f}s)" if clock else ""
-        return Verdict.TLE, "timeout", ("importing your module used more CPU time than its "
+        return Verdict.TLE, K.TIMEOUT, ("importing your module used more CPU time than its "
                                         f"limit{limit}")
     if run.timed_out:
-        return Verdict.TLE, "timeout", _stopped(run, clock.stopped if clock else None)
+        return Verdict.TLE, K.TIMEOUT, _stopped(run, clock.stopped if clock else None)
     if run.memory_exceeded:
-        return Verdict.MLE, "memory", "the run reached its memory limit during this test"
+        return Verdict.MLE, K.MEMORY, "the run reached its memory limit during this test"
     if run.output_exceeded:
-        return Verdict.OLE, "output", "the run printed more than its output limit"
-    if getattr(run, "disk_exceeded", False):
-        return Verdict.OLE, "disk", (
+        return Verdict.OLE, K.OUTPUT, "the run printed more than its output limit"
+    if run.disk_exceeded:
+        return Verdict.OLE, K.DISK, (
             f"the run filled its scratch space (disk quota: {SCRATCH_MB} MiB in at most "
             f"{SCRATCH_FILES:,} files and folders) during this test")
     if run.signal in (_signal.SIGXCPU,):
-        return Verdict.TLE, "timeout", ("a process of the run used up the CPU time the whole "
+        return Verdict.TLE, K.TIMEOUT, ("a process of the run used up the CPU time the whole "
                                         "suite may take, during this test")
     if run.signal:
         try:
             sig = _signal.Signals(run.signal).name
         except ValueError:
             sig = str(run.signal)
-        return Verdict.RE, "crash", f"the process was killed by {sig} during this test"
-    return Verdict.RE, "crash", (f"the process exited (status {run.returncode}) during this "
+        return Verdict.RE, K.CRASH, f"the process was killed by {sig} during this test"
+    return Verdict.RE, K.CRASH, (f"the process exited (status {run.returncode}) during this "
                                  "test")
 
 
-def _stopped(run, stop) -> str:
+def _stopped(run: RunRecord, stop) -> str:
     """Why the parent stopped a run, for the test it was in (or was about to start)."""
     if stop is None:
-        if getattr(run, "timeout_kind", None) == "cpu":
+        if run.timeout_kind == "cpu":
             return "the run used more CPU time than the whole suite may take, during this test"
         return ("the whole suite ran past its wall-clock safety net during this test "
                 f"(on {_runs(run)}), though within its CPU time limit")
@@ -148,8 +152,8 @@ def _stopped(run, stop) -> str:
             "waiting (sleeping, or blocked on a lock or on input), not computing")
 
 
-def _runs(run) -> str:
-    return "both runs" if getattr(run, "attempts", 1) > 1 else "its run"
+def _runs(run: RunRecord) -> str:
+    return "both runs" if run.attempts > 1 else "its run"
 
 
 def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
@@ -159,7 +163,7 @@ def judge_test(name: str, suite: str, weight: float, ref: dict, rec, ctx: Contex
     died. A failing public test that traced a pool gets both timelines (compare.trace_diff);
     a hidden test never does."""
     res = _judge(name, suite, weight, ref, rec, ctx, victim=victim)
-    if res.failure is not None and res.failure.kind != "tampered" and not ctx.hidden and \
+    if res.failure is not None and res.failure.kind != K.TAMPERED and not ctx.hidden and \
             rec is not None and (ref.get("trace") or rec.trace):
         res.failure.trace = trace_diff(ref.get("trace") or [], rec.trace)
         res.failure.trace["got"] = [ctx.step(s) for s in res.failure.trace["got"]]
@@ -173,11 +177,10 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
     if ref["outcome"] == "skipped":
         res.verdict = Verdict.SKIP
         return res
-    node = name.split("/", 1)[1] if "/" in name else name
-    log = getattr(ctx.run, "log", None)
-    if log is not None and log.is_tampered(node):
+    node = TestId.parse(name).node
+    if ctx.run.log.is_tampered(node):
         res.verdict = Verdict.WA
-        res.failure = Failure("tampered", hidden=ctx.hidden, message=(
+        res.failure = Failure(K.TAMPERED, hidden=ctx.hidden, message=(
             "lines about this test reached the judge out of order, so they did not all come "
             "from its test runner (did the code under test write them?)"))
         return res
@@ -188,7 +191,7 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
         else:
             res.verdict = Verdict.NR
             stop = ctx.clock.stopped if ctx.clock else None
-            res.failure = Failure("not_run", hidden=ctx.hidden, message=(
+            res.failure = Failure(K.NOT_RUN, hidden=ctx.hidden, message=(
                 "not run: the suite had used up its CPU time budget" if stop is not None
                 and stop.kind == "budget" else "not run: the process had ended"))
         return res
@@ -200,14 +203,14 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
         res.time_s = _elapsed(rec, ctx.run)
     if rec.oversized:
         res.verdict = Verdict.OLE
-        res.failure = Failure("output", hidden=ctx.hidden, message=ctx.text(rec.oversized))
+        res.failure = Failure(K.OUTPUT, hidden=ctx.hidden, message=ctx.text(rec.oversized))
         return res
     passed = fin is not None and fin["outcome"] == "passed"
     div = compare(ref["observations"], rec.observations, partial=not passed)
     if div is not None:
         res.verdict = Verdict.WA
         label = div.label if div.reason != "extra" or not ctx.hidden else "(an extra observation)"
-        res.failure = Failure("observation", label=label, hidden=ctx.hidden, index=div.index,
+        res.failure = Failure(K.OBSERVATION, label=label, hidden=ctx.hidden, index=div.index,
                               expected=None if ctx.hidden else shown(div.expected),
                               got=None if ctx.hidden else ctx.value(div.got),
                               path=None if ctx.hidden else div.path,
@@ -220,7 +223,7 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
     limit = ctx.limit(node)
     if ctx.clock is not None and ctx.clock.over_limit(node) and fin["outcome"] != "timeout":
         res.verdict = Verdict.TLE
-        res.failure = Failure("timeout", hidden=ctx.hidden, message=(
+        res.failure = Failure(K.TIMEOUT, hidden=ctx.hidden, message=(
             f"the test used {measured.cpu_s:.1f}s of CPU time as the judge measured it; its "
             f"limit is {ctx.clock.limits.for_test(node):.1f}s (and {GRACE_S:.1f}s of grace)"))
         return res
@@ -229,29 +232,29 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
     outcome, kind = fin["outcome"], fin.get("kind")
     if outcome == "skipped":
         res.verdict = Verdict.WA
-        res.failure = Failure("skipped", message="the test was skipped; the reference ran it",
+        res.failure = Failure(K.SKIPPED, message="the test was skipped; the reference ran it",
                               hidden=ctx.hidden)
         return res
     if outcome == "timeout" or kind == "timeout":
         res.verdict = Verdict.TLE
-        res.failure = Failure("timeout", hidden=ctx.hidden, message=(
+        res.failure = Failure(K.TIMEOUT, hidden=ctx.hidden, message=(
             f"the test used more CPU time than its limit ({limit:.1f}s)" if limit else
             "the test used more CPU time than its limit"))
         return res
-    if getattr(ctx.run, "disk_exceeded", False) and _no_space(fin):
+    if ctx.run.disk_exceeded and _no_space(fin):
         # the parent saw the run's scratch filesystem full; the test that hit it is named by
         # the error it raised (the child's word picks the test, not the verdict)
         v, fkind, msg = death(ctx.run)
         res.verdict, res.failure = v, Failure(fkind, message=msg, hidden=ctx.hidden)
         return res
     if outcome == "memory" or kind == "memory":
-        res.verdict, fkind = Verdict.MLE, "memory"
+        res.verdict, fkind = Verdict.MLE, K.MEMORY
     elif kind == "student":
-        res.verdict, fkind = Verdict.RE, "exception"
+        res.verdict, fkind = Verdict.RE, K.EXCEPTION
     elif kind in ("assertion", "observe", "test"):
-        res.verdict, fkind = Verdict.WA, {"assertion": "assertion"}.get(kind, "exception")
+        res.verdict, fkind = Verdict.WA, K.ASSERTION if kind == "assertion" else K.EXCEPTION
     else:
-        res.verdict, fkind = Verdict.RE, "exception"
+        res.verdict, fkind = Verdict.RE, K.EXCEPTION
     res.failure = Failure(fkind, hidden=ctx.hidden, exc_type=ctx.exc_type(fin.get("exc_type")),
                           line=ctx.line(fin.get("line")), where=ctx.text(fin.get("where")),
                           message=ctx.text(fin.get("message")),
@@ -264,7 +267,7 @@ def _no_space(fin: dict) -> bool:
     return "[Errno 28]" in msg or "No space left on device" in msg
 
 
-def _elapsed(rec, run) -> float | None:
+def _elapsed(rec, run: RunRecord) -> float | None:
     """The test's wall time as far as the parent can bound it: from its start (the child's
     clock) to its end (ditto) or the run's, never more than the whole run."""
     fin = rec.finished or {}
@@ -286,5 +289,13 @@ def compile_error(info: dict, *, hidden: bool, source: str, redact: Redactor,
                 "message": "your module failed to import while the hidden tests ran",
                 "traceback": None}
     msg = redact(info.get("message"))
+    missing = _NOT_DEFINED.search(str(info.get("message") or ""))
+    if missing:  # a test's `from tiered import X` on a file without X: say that, not pytest's text
+        return {"exc_type": "ImportError", "line": None,
+                "message": f"the file does not define {missing.group(1)}",
+                "traceback": redact(info.get("traceback"))}
     return {"exc_type": exc, "line": line, "message": f"{context}{msg}" if context else msg,
             "traceback": redact(info.get("traceback"))}
+
+
+_NOT_DEFINED = re.compile(r"ImportError: cannot import name '(\w+)' from '\w+'")

@@ -5,12 +5,23 @@ from __future__ import annotations
 import os
 import signal
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from judge.sandbox.limits import Limits
 
 MEMORY_SIGNS = (b"MemoryError", b"Cannot allocate memory", b"std::bad_alloc",
                 b"can't allocate memory", b"out of memory")
 SETUP_PREFIXES = {"bwrap": (b"bwrap: ",), "unshare": (b"unshare: ", b"setpriv: ")}
+
+
+class StopReason(StrEnum):
+    """Why the parent ended a run before it exited (watch.py): a limit, or the caller's monitor
+    asking for the end (ASKED: not a limit, nothing the command did wrong)."""
+    WALL = "wall"
+    CPU = "cpu"
+    OUTPUT = "output"
+    DISK = "disk"
+    ASKED = "asked"
 
 
 @dataclass
@@ -28,6 +39,7 @@ class SandboxResult:
     memory_exceeded: bool = False
     output_exceeded: bool = False
     disk_exceeded: bool = False      # it filled its scratch filesystem (Limits.scratch_mb)
+    stopped: bool = False            # the caller's monitor ended it (StopReason.ASKED)
     max_memory_bytes: int | None = None
     setup_error: str | None = None   # the wrapper failed before the command ran
     mode: str = "none"               # "bwrap" | "unshare" | "none"
@@ -40,7 +52,7 @@ class SandboxResult:
 def classify(res: SandboxResult, status: int, stop: str | None, mode: str, limits: Limits,
              oom: bool, hit_limit: bool) -> None:
     """Fill in returncode/signal and the flags from the wait status of the direct child, why
-    the parent stopped it (``stop``: wall, cpu, output, disk or None) and the cgroup's memory
+    the parent stopped it (``stop``: a StopReason or None) and the cgroup's memory
     events. Where no cgroup is there, a MemoryError-like last word on stderr counts too."""
     if os.WIFSIGNALED(status):
         res.signal = os.WTERMSIG(status)
@@ -53,11 +65,13 @@ def classify(res: SandboxResult, status: int, stop: str | None, mode: str, limit
     if res.returncode == 1 and mode in SETUP_PREFIXES and \
             res.stderr.startswith(SETUP_PREFIXES[mode]):
         res.setup_error = res.stderr.decode(errors="replace").strip()
-    if stop == "output":
+    if stop == StopReason.ASKED:
+        res.stopped = True
+    elif stop == StopReason.OUTPUT:
         res.output_exceeded = True
-    elif stop == "disk":
+    elif stop == StopReason.DISK:
         res.disk_exceeded = True
-    elif stop in ("wall", "cpu"):
+    elif stop in (StopReason.WALL, StopReason.CPU):
         res.timed_out, res.timeout_kind = True, stop
     elif res.signal == signal.SIGXCPU or (res.signal == signal.SIGKILL and res.cpu_s
                                           and res.cpu_s >= limits.cpu_s):

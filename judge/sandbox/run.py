@@ -26,7 +26,8 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Sequence
 
 from judge.sandbox import (accounts, bwrap, cgroups, grants, limits as limits_mod, pid1, scratchfs, seccomp,
                unshare)
@@ -53,6 +54,21 @@ class SandboxError(RuntimeError):
     """The sandbox could not be set up (a judge problem, not the submission's)."""
 
 
+@dataclass
+class _Job:
+    """One call of run_sandboxed, its arguments checked (see its docstring for each)."""
+    argv: list[str]
+    scratch: str                       # absolute
+    binds: list[tuple[str, str]]       # (host path, path inside)
+    env: dict[str, str]                # the command's environment, complete
+    limits: Limits
+    device: str
+    monitor: Callable | None
+    owned: list[int]                   # passed descriptors, closed by run_sandboxed
+    readers: dict
+    warnings: list[str] = field(default_factory=list)
+
+
 def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str] = (),
                   scratch: str | None = None, env: dict[str, str] | None = None,
                   limits: Limits | None = None, device: str = "cpu", *,
@@ -64,7 +80,8 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
     bwrap nothing is hidden, and a bind cannot move a path: use the same path inside.
     ``isolation``: "auto" (the best that works), or "bwrap" / "unshare" / "none" to force one.
     ``monitor``: called with a ``Usage`` about every 50 ms while the command runs; it returns
-    None, or "cpu" / "wall" to stop the run (``result.timeout_kind`` is then that word).
+    None, or a ``StopReason`` to stop the run: CPU / WALL (``result.timeout_kind`` is then that
+    word), or ASKED, the caller's own reason (``result.stopped``; no limit flag is set).
     With ``limits.scratch_mb`` set, the scratch dir gets a filesystem of the run's own for the
     length of the run (see scratchfs): the run is stopped when it fills it
     (``result.disk_exceeded``), and nothing written there is left afterwards.
@@ -76,8 +93,8 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
     """
     owned = list(pass_fds)
     try:
-        return _checked(argv, ro_binds, scratch, env, limits, device, isolation, monitor,
-                        owned, dict(readers or {}))
+        return _checked(argv, ro_binds, scratch, env, limits, device, isolation=isolation,
+                        monitor=monitor, owned=owned, readers=dict(readers or {}))
     finally:
         for fd in owned:
             _close(fd)
@@ -95,7 +112,7 @@ def child_pipe() -> tuple[int, int]:
     return r, high
 
 
-def _checked(argv, ro_binds, scratch, env, limits, device, isolation, monitor, owned,
+def _checked(argv, ro_binds, scratch, env, limits, device, *, isolation, monitor, owned,
              readers) -> SandboxResult:
     limits = limits or Limits()
     if any(fd < FIRST_PASSED_FD for fd in owned):
@@ -118,7 +135,9 @@ def _checked(argv, ro_binds, scratch, env, limits, device, isolation, monitor, o
     if mode != "bwrap":
         warnings += [f"{h} cannot be shown at {i} without bwrap; it is at {h}"
                      for h, i in binds if h != i]
-    child_env = _environment(env, scratch, private_tmp=mode == "bwrap")
+    job = _Job(list(argv), scratch, binds,
+               _environment(env, scratch, private_tmp=mode == "bwrap"), limits, device,
+               monitor, owned, readers, warnings)
 
     needed = [scratch] + [h for h, _ in binds] + bwrap.python_roots(argv[0])
     if os.path.isabs(argv[0]):
@@ -135,8 +154,7 @@ def _checked(argv, ro_binds, scratch, env, limits, device, isolation, monitor, o
                     problem = check_reachable(needed, acct.uid, acct.gid)
                     if problem:
                         raise SandboxError(problem)
-                return _run(argv, probe, mode, acct, scratch, binds, child_env, limits,
-                            device, warnings, monitor, fs, owned, readers)
+                return _run(job, probe, mode, acct, fs)
         finally:
             if fs:
                 try:
@@ -170,8 +188,9 @@ def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) ->
     return out
 
 
-def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, device,
-         warnings, monitor, fs: bool, owned: list[int], readers: dict) -> SandboxResult:
+def _run(job: _Job, probe: Probe, mode: str, acct, fs: bool) -> SandboxResult:
+    limits, device, scratch, warnings = job.limits, job.device, job.scratch, job.warnings
+    monitor, owned, readers = job.monitor, job.owned, job.readers
     layers = dict(probe.layers)
     hardened = acct.dropped and accounts.drop_prefix(acct, harden=True) is not None
     layers.update(mode_layers(mode, hardened, probe.bwrap_features), mode=mode,
@@ -200,12 +219,12 @@ def _run(argv, probe: Probe, mode, acct, scratch, binds, env, limits: Limits, de
     if fs:  # a full scratch filesystem stops the run, as too much output does
         monitor = _disk_guard(scratch, monitor)
     layers["seccomp"] = bool(mode == "bwrap" and layers.get("seccomp"))
+    layers["cache_probes"] = layers["seccomp"]  # the same filter refuses them
 
     fds: list[int] = []
     proc = None
     try:
-        cmd, popen_env, cwd, user, pass_fds = _command(probe, mode, acct, argv, scratch, binds,
-                                                       env, limits, device, layers, fds)
+        cmd, popen_env, cwd, user, pass_fds = _command(job, probe, mode, acct, layers, fds)
         pass_fds = (*pass_fds, *owned)
         rl_in_child = not limits_mod.can_prlimit() or bool(user)
         # a pre-exec hook only where prlimit or setpriv are missing (macOS: no threads there)
@@ -283,9 +302,9 @@ def _disk_guard(scratch: str, monitor):
     return guard
 
 
-def _command(probe: Probe, mode, acct, argv, scratch, binds, env, limits: Limits, device,
-             layers, fds):
+def _command(job: _Job, probe: Probe, mode: str, acct, layers: dict, fds: list[int]):
     """(the command after the gate, Popen's env, cwd, uid-drop kwargs, fds to pass)."""
+    argv, scratch, binds, env, limits = job.argv, job.scratch, job.binds, job.env, job.limits
     drop = accounts.drop_prefix(acct, harden=mode != "bwrap")  # None: setpriv is missing
     user = dict(user=acct.uid, group=acct.gid, extra_groups=[]) \
         if acct.dropped and drop is None else {}  # no setpriv: Popen drops the uid
@@ -296,7 +315,7 @@ def _command(probe: Probe, mode, acct, argv, scratch, binds, env, limits: Limits
             fds.append(filter_fd)
         cmd = (drop or []) + bwrap.build(
             probe.bwrap_path, pid1.wrap(argv), scratch=scratch, ro_binds=binds, env=env,
-            tmp_bytes=limits.tmp_mb * limits_mod.MIB, device=device,
+            tmp_bytes=limits.tmp_mb * limits_mod.MIB, device=job.device,
             feats=probe.bwrap_features, seccomp_fd=filter_fd,
             passwd=accounts.passwd_files() if acct.dropped else None)
         return cmd, {"PATH": "/usr/bin:/bin"}, "/", user, \

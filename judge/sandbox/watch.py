@@ -8,7 +8,8 @@ asking for a stop. The caller then kills whatever is left.
 
 The monitor is how a caller enforces limits of its own on parts of a run (the judge's per-test
 CPU limits): it is called every POLL_S with the tree's usage and returns None, or why to stop
-("cpu", "wall" or "disk"). It runs on this thread, so it must be quick.
+(a StopReason: cpu, wall, disk, or asked when the caller wants the run over for a reason of its
+own). It runs on this thread, so it must be quick.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+from judge.sandbox.result import StopReason
 from judge.sandbox.usage import TreeMeter, Usage
 
 CHUNK = 65536
@@ -134,7 +136,8 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
                     break
                 why = monitor(w.usage) if monitor else None
                 if why:
-                    w.stop = why if why in ("cpu", "disk") else "wall"
+                    w.stop = why if why in (StopReason.CPU, StopReason.DISK,
+                                            StopReason.ASKED) else StopReason.WALL
                     break
     finally:
         sel.close()

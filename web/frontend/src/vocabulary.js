@@ -14,6 +14,22 @@ export const EVENTS = Object.freeze({
 });
 export const STREAM_ORDER = Object.freeze(["queued", "position", "running", "requeued", "suite_started", "test_started", "test_finished", "suite_finished", "done"]);
 export const VERDICTS = Object.freeze(["AC", "WA", "RE", "TLE", "MLE", "OLE", "CE", "IE", "NR", "SKIP"]);
+// A test's failure.kind in a report.
+export const FAILURE_KINDS = Object.freeze({
+  "OBSERVATION": "observation",
+  "EXCEPTION": "exception",
+  "ASSERTION": "assertion",
+  "TIMEOUT": "timeout",
+  "MEMORY": "memory",
+  "OUTPUT": "output",
+  "DISK": "disk",
+  "CRASH": "crash",
+  "TAMPERED": "tampered",
+  "SKIPPED": "skipped",
+  "NOT_RUN": "not_run",
+  "COMPILE": "compile",
+  "INTERNAL": "internal"
+});
 // Verdict names in English (i18n.js translates them): the command line's words too.
 export const VERDICT_NAMES = Object.freeze({
   "AC": "accepted",
