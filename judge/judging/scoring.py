@@ -6,6 +6,11 @@ without solving anything. A problem with hidden tests is therefore scored on its
 alone; one without hidden tests keeps scoring its public ones. The verdict still looks at every
 test: AC means all of them passed. The report names the suites that count (`scored_suites`).
 
+A problem imported from the handbook is different: the handbook tests some behaviour only in
+its examples (test_example*), so scoring the hidden suite alone gave a file that fails an
+example "WA, score 100%". There the examples count as well (`examples_count`); what a replay
+of the public observations gains is the examples' share, which the statement prints anyway.
+
 A run of the hidden suite is the submission's only chance to read the hidden tests, so nothing
 about it the submission can shape leaves in a student's report: not its duration, not its phase
 timings (they stay in the judge's log, for instructors).
@@ -18,9 +23,12 @@ import logging
 log = logging.getLogger("judge")
 
 
-def scored_suites(suites) -> tuple[str, ...]:
-    """The suites whose tests make the score, of those graded."""
+def scored_suites(suites, *, examples_count: bool = False) -> tuple[str, ...]:
+    """The suites whose tests make the score, of those graded; `examples_count` for a problem
+    imported from the handbook (its public tests are part of what is graded)."""
     suites = tuple(suites)
+    if examples_count:
+        return suites
     return ("hidden",) if "hidden" in suites else suites
 
 

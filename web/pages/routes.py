@@ -18,24 +18,18 @@ from web.store.db import LIVE, Submission, Visitor
 from web.store.gradebook import gradebook, student_cells
 from web.accounts import sessions
 from web.accounts.service import staff_roles
+from web.api.lang import LANG_COOKIE, request_lang
 from web.api.identity import find_visitor, instructor_ok, instructor_token_matches, request_token
-from web.pages import problem_list
+from web.pages import problem_list as listing_model
 from web.pages.markdown import highlight_python, pygments_css, render_markdown
 from web.services.submissions import view
 from web.settings import TEMPLATES_DIR
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
-LANG_COOKIE = "kvp_lang"
 
 def pick_lang(request: Request) -> str:
-    q = request.query_params.get("lang")
-    if q in LANGS:
-        return q
-    c = request.cookies.get(LANG_COOKIE)
-    if c in LANGS:
-        return c
-    return "zh" if request.headers.get("accept-language", "").lower().startswith("zh") else "en"
+    return request_lang(request)
 
 
 def render(request: Request, name: str, http_status: int = 200, **ctx) -> HTMLResponse:
@@ -88,10 +82,10 @@ def _solved_or_latest(cell) -> str | None:
 @router.get("/", response_class=HTMLResponse)
 def problem_list(request: Request):
     ctx = request.app.state.ctx
-    f = problem_list.Filters.from_query(request.query_params)
-    listing = problem_list.build(ctx.catalog.list(), _progress(request), f)
+    f = listing_model.Filters.from_query(request.query_params)
+    listing = listing_model.build(ctx.catalog.list(), _progress(request), f)
     return render(request, "problems.html", listing=listing, f=f,
-                  difficulties=problem_list.DIFFICULTIES, statuses=problem_list.STATUSES)
+                  difficulties=listing_model.DIFFICULTIES, statuses=listing_model.STATUSES)
 
 
 @router.get("/problems/{ref}", response_class=HTMLResponse)
@@ -121,7 +115,19 @@ def problem_page(request: Request, ref: str):
                     if status == "AC" and (text := p.explanation(lang))}
     return render(request, "problem.html", p=p, statements=statements, config=config,
                   status=status, explanations=explanations,
+                  chapter_url=chapter_url(p.chapter, pick_lang(request)),
                   explanation_locked=status != "AC" and p.explanation("zh") is not None)
+
+
+# The handbook's chapter each problem's chapter name stands for (its pages in each language).
+_HANDBOOK = "https://github.com/AnranS/ai-infra-handbooks/blob/main/"
+CHAPTERS = {"KV cache": {"zh": "llm/docs/inference/kv-cache.md",
+                         "en": "llm/docs-en/inference/kv-cache.md"}}
+
+
+def chapter_url(chapter: str, lang: str) -> str | None:
+    pages = CHAPTERS.get(chapter)
+    return _HANDBOOK + (pages.get(lang) or pages["en"]) if pages else None
 
 
 def _without_title(markdown: str) -> str:
