@@ -323,3 +323,12 @@ def done_event_counts(db_url: str) -> dict[int, int]:
 def all_done(db_url: str, ids) -> bool:
     r = rows(db_url)
     return all(i in r and r[i].status == "done" for i in ids)
+
+
+def instructor_cookies(server) -> httpx.Cookies:
+    """The instructor page's session (an opaque id, never the token), signed in as a browser
+    does: the token posted to /instructor/login."""
+    r = httpx.post(server.url + "/instructor/login", data={"token": INSTRUCTOR_TOKEN},
+                   headers={"Origin": server.url}, follow_redirects=False)
+    assert r.status_code == 303 and "wrong" not in r.headers["location"], r.text
+    return r.cookies

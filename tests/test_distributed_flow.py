@@ -12,7 +12,7 @@ import httpx
 
 from distributed_support import (
     FIXTURES, INSTRUCTOR_TOKEN, REPO, WORKER_TOKEN, Server, Student, Worker, all_done,
-    done_event_counts, rows, wait_for,
+    done_event_counts, instructor_cookies, rows, wait_for,
 )
 
 PACED = "tests.distributed_graders:paced"
@@ -41,8 +41,7 @@ def test_submit_to_verdict_through_a_remote_worker(tmp_path, server, pg_url, red
         (w,) = [w for w in o["workers"] if w["kind"] == "remote"]
         assert w["device"] == "cpu" and w["graded"] == 3 and w["status"] == "idle"
         assert w["host"] and w["last_seen_s"] < 10
-        page = httpx.get(server.url + "/instructor", cookies={"kvp_instructor":
-                                                              INSTRUCTOR_TOKEN}).text
+        page = httpx.get(server.url + "/instructor", cookies=instructor_cookies(server)).text
         assert w["id"] in page and "jobs done" in page and "last seen" in page
 
         # Progress events sent by the worker through the API reach the student's stream.

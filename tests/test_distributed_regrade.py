@@ -11,7 +11,8 @@ import sys
 import httpx
 
 from distributed_support import (
-    INSTRUCTOR_TOKEN, REPO, Server, Student, Worker, all_done, rows, wait_for,
+    INSTRUCTOR_TOKEN, REPO, Server, Student, Worker, all_done, instructor_cookies, rows,
+    wait_for,
 )
 
 PACED = "tests.distributed_graders:paced"
@@ -57,7 +58,7 @@ def test_regrade_diff_reviewed_before_students_see_it(tmp_path, pg_url, redis_sr
         assert {it["submission"]: it["change"] for it in rg["items"]} == {
             latest[0]: "AC->WA", latest[1]: "same", latest[2]: "same", latest[3]: "AC->WA"}
         page = httpx.get(server.url + "/instructor",
-                         cookies={"kvp_instructor": INSTRUCTOR_TOKEN}).text
+                         cookies=instructor_cookies(server)).text
         assert f"Regrade #{rg['id']}" in page and "approve: show the new results" in page
         # A second regrade of the same problem waits for this one's decision.
         assert server.instructor("POST", "/api/instructor/regrades",
@@ -65,7 +66,7 @@ def test_regrade_diff_reviewed_before_students_see_it(tmp_path, pg_url, redis_sr
 
         # Approved (the page's form): the students see the new results.
         r = httpx.post(f"{server.url}/instructor/regrades/{rg['id']}/approve",
-                       cookies={"kvp_instructor": INSTRUCTOR_TOKEN}, follow_redirects=False,
+                       cookies=instructor_cookies(server), follow_redirects=False,
                        headers={"Origin": server.url})  # as the browser sends it
         assert r.status_code == 303
         assert [st.get(i)["verdict"] for st, i in zip(students, latest)] == ["WA", "AC", "WA",

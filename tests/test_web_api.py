@@ -313,7 +313,8 @@ def test_instructor_runs_judge_check(client):
     assert {r["submission"] for r in jc["table"]} >= {
         "reference", "starter", "accepted/lru_plain_dict.py",
         "wrong_answer/get_does_not_refresh.py"}
-    client.cookies.set("kvp_instructor", TOKEN)
+    client.post("/instructor/login", content=f"token={TOKEN}".encode(), headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Origin": "http://testserver"})
     assert "pass" in client.get("/instructor").text
 
 

@@ -132,7 +132,10 @@ def test_one_problem_queue_has_a_ceiling(tmp_path):
 
 
 def test_cookie_instructor_action_from_another_origin_is_refused(client):
-    client.cookies.set("kvp_instructor", TOKEN)
+    # the instructor's page session (an opaque id, web.accounts.sessions), as a browser has it
+    client.post("/instructor/login", content=f"token={TOKEN}".encode(), headers={
+        "Content-Type": "application/x-www-form-urlencoded", "Origin": "http://testserver"})
+    assert client.cookies.get("kvp_session") and TOKEN not in client.cookies.get("kvp_session")
     url = "/api/instructor/regrades/1/approve"
     own = "http://testserver"
     e = assert_error(client.post(url, headers={"Origin": "http://testserver:8001"}), 403,

@@ -12,7 +12,8 @@ from sqlalchemy import select
 from web.api import app_context
 from web.api.edge import MAX_ROW_ID
 from web.api.errors import ApiError
-from web.api.identity import current_visitor, token_hash
+from web.api.identity import current_visitor, signed_in_token, token_hash
+from web.api.lang import request_lang
 from web.api.request_input import RowId, body_doc, errors_doc, json_body
 from web.api.throttle import client_address
 from web.services import events as event_stream, submissions as service
@@ -50,6 +51,10 @@ def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
     return sub
 
 
+def _signed_in(request: Request) -> bool:
+    return "authorization" not in request.headers and signed_in_token(request) is not None
+
+
 # ---------------------------------------------------------------- submissions
 
 
@@ -69,11 +74,16 @@ async def create_submission(request: Request) -> SubmissionCreated:
                        "GET /api/problems lists them")
     service.check_code(st, body.code)
     address = client_address(request)
-    service.check_address_rate(st, ctx.limits, address)
+    lang = request_lang(request)
+    # A signed-in student (a session, no Bearer token of an API client) is limited per account.
+    account = await anyio.to_thread.run_sync(_signed_in, request)
+    if not account:
+        service.check_address_rate(st, ctx.limits, address, lang)
     visitor = await anyio.to_thread.run_sync(current_visitor, request)
     device = service.device_needed(st, problem)
     stored = await anyio.to_thread.run_sync(
-        service.store, ctx.db, st, visitor.id, problem.id, body.code, address, device)
+        service.store, ctx.db, st, visitor.id, problem.id, body.code, address, device, account,
+        lang)
     await anyio.to_thread.run_sync(service.enqueue, ctx.jobs, stored.id, device)
     return service.created(stored.id, stored.queue_position)
 
@@ -125,7 +135,9 @@ async def submission_events(request: Request, submission_id: RowId) -> Streaming
     raw = (request.headers.get("last-event-id") or request.query_params.get("after") or "0")
     last_id = int(raw) if raw.isdigit() and len(raw) <= 10 else 0
     last_id = min(last_id, MAX_ROW_ID)
-    address = client_address(request)
+    # A signed-in student's streams count against the account only (a class shares an address).
+    signed_in = await anyio.to_thread.run_sync(_signed_in, request)
+    address = None if signed_in else client_address(request)
     slots = ctx.limits.streams
     refused = slots.try_open(owner, address)
     if refused is not None:

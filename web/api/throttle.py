@@ -41,20 +41,22 @@ class StreamSlots:
         self._open: dict[str, int] = defaultdict(int)
         self._lock = threading.Lock()
 
-    def try_open(self, visitor: str, address: str) -> str | None:
-        """Take a slot; None on success, else which limit was hit ("visitor" or "address")."""
+    def try_open(self, visitor: str, address: str | None) -> str | None:
+        """Take a slot; None on success, else which limit was hit ("visitor" or "address").
+        `address` None: counted per visitor only (a signed-in account)."""
         with self._lock:
             if self._open["v:" + visitor] >= self.per_visitor:
                 return "visitor"
-            if self._open["a:" + address] >= self.per_address:
+            if address is not None and self._open["a:" + address] >= self.per_address:
                 return "address"
             self._open["v:" + visitor] += 1
-            self._open["a:" + address] += 1
+            if address is not None:
+                self._open["a:" + address] += 1
             return None
 
-    def close(self, visitor: str, address: str) -> None:
+    def close(self, visitor: str, address: str | None) -> None:
         with self._lock:
-            for key in ("v:" + visitor, "a:" + address):
+            for key in ["v:" + visitor] + ([] if address is None else ["a:" + address]):
                 self._open[key] -= 1
                 if self._open[key] <= 0:
                     del self._open[key]

@@ -8,9 +8,12 @@ import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
+from judge.messages import translate
+
 from web.accounts import service as accounts
 from web.accounts import sessions
 from web.courses import service
+from web.api.lang import request_lang
 from web.courses.service import STAFF, CourseError
 from web.jobs import regrades
 from web.pages.routes import render, render_error_page
@@ -32,7 +35,7 @@ def _role(request: Request, cid: int) -> str:
 
 
 def _failed(request: Request, exc: CourseError):
-    return render_error_page(request, exc.status, exc.message)
+    return render_error_page(request, exc.status, translate(exc.message, request_lang(request)))
 
 
 def _sign_in_first(request: Request):
@@ -53,7 +56,7 @@ def courses_page(request: Request):
 async def create_course(request: Request):
     account, staff = _who(request)
     if not staff:
-        return render_error_page(request, 403, "Only instructors create courses.")
+        return _failed(request, CourseError(403, "not_allowed", "Only instructors create courses."))
     form = await request.form()
     try:
         c = service.create_course(request.app.state.ctx.db, account, str(form.get("title", "")))

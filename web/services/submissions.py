@@ -18,6 +18,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from judge.judging.vocabulary import Event
+from judge.messages import translate
 
 from web.services import Refused
 from web.settings import Settings
@@ -113,14 +114,15 @@ def check_code(settings: Settings, code: str) -> None:
         raise Refused(422, "empty_code", "the code is empty")
 
 
-def check_address_rate(settings: Settings, limits, address: str) -> None:
+def check_address_rate(settings: Settings, limits, address: str, lang: str = "en") -> None:
     """Tokens cost nothing to make, addresses do: submissions per address per window."""
     wait = limits.submissions_by_address.hit(address)
     if wait is not None:
         retry = int(wait) + 1
-        raise Refused(429, "rate_limited_address", f"at most {settings.rate_limit_per_address} "
-                      f"submissions per {int(settings.rate_limit_window_s)} s from one address; "
-                      f"try again in {retry} s", headers={"Retry-After": str(retry)})
+        raise Refused(429, "rate_limited_address", translate(
+            "at most {n} submissions per {window} s from one address; try again in {wait} s",
+            lang, n=settings.rate_limit_per_address, window=int(settings.rate_limit_window_s),
+            wait=retry), headers={"Retry-After": str(retry)})
 
 
 def _count_active(s: Session, *where) -> int:
@@ -129,36 +131,43 @@ def _count_active(s: Session, *where) -> int:
 
 
 def _check_caps(s: Session, settings: Settings, visitor_id: int, problem_id: str,
-                address: str) -> None:
+                address: str, account: bool = False, lang: str = "en") -> None:
+    """With `account` (a signed-in student) the visitor's caps are the account's and no cap
+    counts the address: a class behind one address is many people, an address is not one.
+    Refusals are worded in `lang`, the page's language."""
+    queued_cap = settings.max_queued_per_account if account else settings.max_queued_per_visitor
+    rate_cap = settings.rate_limit_per_account if account else settings.rate_limit_count
     active = _count_active(s, Submission.visitor_id == visitor_id,
                            Submission.status.in_((QUEUED, RUNNING)))
-    if active >= settings.max_queued_per_visitor:
-        raise Refused(429, "too_many_queued", f"you already have {active} submissions waiting "
-                      f"or being graded (at most {settings.max_queued_per_visitor}); wait for "
-                      "one to finish", headers={"Retry-After": str(RETRY_OWN_QUEUE_S)})
-    from_here = _count_active(s, Submission.client_address == address,
-                              Submission.status.in_((QUEUED, RUNNING)))
+    if active >= queued_cap:
+        raise Refused(429, "too_many_queued", translate(
+            "you already have {n} submissions waiting or being graded (at most {cap}); wait "
+            "for one to finish", lang, n=active, cap=queued_cap),
+            headers={"Retry-After": str(RETRY_OWN_QUEUE_S)})
+    from_here = 0 if account else _count_active(s, Submission.client_address == address,
+                                                Submission.status.in_((QUEUED, RUNNING)))
     if from_here >= settings.max_queued_per_address:
-        raise Refused(429, "too_many_queued_address", f"{from_here} submissions from your "
-                      f"address are waiting or being graded (at most "
-                      f"{settings.max_queued_per_address}); wait for one to finish",
-                      headers={"Retry-After": str(RETRY_OWN_QUEUE_S)})
+        raise Refused(429, "too_many_queued_address", translate(
+            "{n} submissions from your address are waiting or being graded (at most {cap}); "
+            "wait for one to finish", lang, n=from_here, cap=settings.max_queued_per_address),
+            headers={"Retry-After": str(RETRY_OWN_QUEUE_S)})
     waiting = _count_active(s, Submission.problem_id == problem_id, Submission.status == QUEUED)
     if waiting >= settings.max_queued_per_problem:
-        raise Refused(429, "queue_full", f"{waiting} submissions of this problem are waiting to "
-                      "be graded; try again in a minute",
-                      headers={"Retry-After": str(RETRY_QUEUE_FULL_S)})
+        raise Refused(429, "queue_full", translate(
+            "{n} submissions of this problem are waiting to be graded; try again in a minute",
+            lang, n=waiting), headers={"Retry-After": str(RETRY_QUEUE_FULL_S)})
     since = utcnow() - timedelta(seconds=settings.rate_limit_window_s)
     oldest = s.scalar(select(func.min(Submission.created_at)).where(
         Submission.visitor_id == visitor_id, Submission.kind == LIVE,
         Submission.created_at >= since))
     recent = _count_active(s, Submission.visitor_id == visitor_id,
                            Submission.created_at >= since)
-    if recent >= settings.rate_limit_count and oldest is not None:
+    if recent >= rate_cap and oldest is not None:
         wait = max(1, int((oldest - since).total_seconds()) + 1)
-        raise Refused(429, "rate_limited", f"at most {settings.rate_limit_count} submissions "
-                      f"per {int(settings.rate_limit_window_s)} s; try again in {wait} s",
-                      headers={"Retry-After": str(wait)})
+        raise Refused(429, "rate_limited", translate(
+            "at most {n} submissions per {window} s; try again in {wait} s", lang, n=rate_cap,
+            window=int(settings.rate_limit_window_s), wait=wait),
+            headers={"Retry-After": str(wait)})
 
 
 @dataclass
@@ -168,11 +177,12 @@ class Stored:
 
 
 def store(db: Database, settings: Settings, visitor_id: int, problem_id: str, code: str,
-          address: str, device: str | None) -> Stored:
+          address: str, device: str | None, account: bool = False,
+          lang: str = "en") -> Stored:
     """Check the caps that count rows and store the submission with its `queued` event, in one
     transaction. Raises Refused when a cap is reached."""
     with db.session() as s:
-        _check_caps(s, settings, visitor_id, problem_id, address)
+        _check_caps(s, settings, visitor_id, problem_id, address, account, lang)
         sub = Submission(visitor_id=visitor_id, problem_id=problem_id, code=code,
                          code_sha256=hashlib.sha256(code.encode()).hexdigest(), status=QUEUED,
                          requires_device=device, client_address=address[:ADDRESS_CHARS])
