@@ -1,0 +1,64 @@
+"""The submission's side of an imported problem's grading (docs/IMPORTED_GRADING.md), inside
+the sandbox:
+
+    python -P -s -m judge_runner.serve --in-fd A --out-fd B --module solution \
+        --submission /view/sub/solution.py
+
+It imports the student's module and answers the trusted test process's requests (rpc.py) on an
+event loop until that process goes away. It decides nothing: the first message says whether the
+module imported (with the error when it did not), the rest are values and handles.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import importlib
+import os
+import sys
+
+from .errors import describe_import_error
+from .rpc import Endpoint
+from .wire import Channel, WireError
+
+MAX_ERROR_TEXT = 4000
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(prog="judge_runner.serve")
+    p.add_argument("--in-fd", type=int, required=True)
+    p.add_argument("--out-fd", type=int, required=True)
+    p.add_argument("--module", required=True)
+    p.add_argument("--submission", required=True)
+    args = p.parse_args(argv)
+    ch = Channel(args.in_fd, args.out_fd)
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    try:
+        module = importlib.import_module(args.module)
+    except BaseException as exc:  # noqa: BLE001  the file does not import
+        info = describe_import_error(exc, exc.__traceback__, os.path.abspath(args.submission))
+        info = {k: (v[:MAX_ERROR_TEXT] if isinstance(v, str) else v) for k, v in info.items()}
+        ch.send({"t": "hello", "error": info})
+        return 3
+    ep = Endpoint(ch, guarded=False, loop=loop)
+    ep.root_getattr = lambda name: getattr(module, name)
+    ch.send({"t": "hello"})
+
+    def lost(exc: WireError) -> None:
+        loop.stop()
+
+    ep.lost = lost
+    loop.add_reader(ch.fd_in, ep.on_readable)
+    loop.run_forever()
+    return 0
+
+
+if __name__ == "__main__":
+    status = main()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    os._exit(status)

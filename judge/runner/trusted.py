@@ -1,0 +1,104 @@
+"""The trusted test process's side of an imported problem's grading (docs/IMPORTED_GRADING.md).
+
+`connect` stands a module for the student's in `sys.modules` (`from solution import f` gives a
+handle, rpc.Remote); the tests themselves, `checker` and the verdict stay in this process, which
+never holds the submission's code. `submission_cpu()` asks the grader (outside both sandboxes)
+for the CPU time the submission's process tree has used: `checker.time_limit` measures with it,
+less the proxy's own cost per request, which `overhead_per_call()` measures once.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import types
+
+from .rpc import Endpoint, Remote
+from .wire import Channel, PeerGone, WireError
+
+EXIT_PEER_GONE = 75
+MAX_CALL_OVERHEAD_S = 30e-6   # a submission that burns CPU while it is measured gains at most this
+CALIBRATION_CALLS = 300
+
+
+class _Link:
+    ep: Endpoint | None = None
+    ctl_in: int | None = None
+    ctl_out: int | None = None
+    per_call: float | None = None
+
+
+L = _Link()
+
+
+class SolutionModule(types.ModuleType):
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return L.ep.request("import", None, name)
+
+
+def connect(fds: str, module: str, loop) -> dict | None:
+    """fds "IN,OUT,CTLIN,CTLOUT". Returns None, or the import error the submission reported."""
+    fd_in, fd_out, ctl_in, ctl_out = (int(x) for x in fds.split(","))
+    ch = Channel(fd_in, fd_out)
+    hello = ch.recv()
+    if hello.get("t") != "hello":
+        raise WireError("the submission's process did not start as expected")
+    if "error" in hello:
+        err = hello["error"] if isinstance(hello["error"], dict) else {}
+        return {k: (str(v)[:4000] if k != "line" else (v if type(v) is int else None))
+                for k, v in err.items() if k in ("exc_type", "message", "line", "traceback")}
+    ep = Endpoint(ch, guarded=True, loop=loop)
+    ep.lost = _gone
+    L.ep, L.ctl_in, L.ctl_out = ep, ctl_in, ctl_out
+    sys.modules[module] = SolutionModule(module)
+    loop.add_reader(ch.fd_in, ep.on_readable)
+    return None
+
+
+def _gone(exc: WireError):
+    """The submission's process ended or broke the protocol: the test in progress is the one
+    it happened in (the parent knows why it ended); nothing else can be judged."""
+    os._exit(EXIT_PEER_GONE)
+
+
+def guard(fn):
+    try:
+        return fn()
+    except (PeerGone, WireError) as e:
+        _gone(e)
+
+
+def submission_cpu() -> float:
+    os.write(L.ctl_out, b"cpu\n")
+    line = b""
+    while not line.endswith(b"\n"):
+        chunk = os.read(L.ctl_in, 64)
+        if not chunk:
+            os._exit(EXIT_PEER_GONE)
+        line += chunk
+    return float(line.decode())
+
+
+def calls() -> int:
+    return L.ep.calls if L.ep else 0
+
+
+def overhead_per_call() -> float:
+    if L.per_call is None:
+        best = MAX_CALL_OVERHEAD_S
+        for _ in range(3):
+            c0 = submission_cpu()
+            for _ in range(CALIBRATION_CALLS):
+                L.ep.request("ping", None)
+            best = min(best, max(0.0, (submission_cpu() - c0) / CALIBRATION_CALLS))
+        L.per_call = best
+    return L.per_call
+
+
+def active() -> bool:
+    return L.ep is not None
+
+
+__all__ = ["connect", "submission_cpu", "overhead_per_call", "calls", "active", "Remote"]
