@@ -5,6 +5,12 @@ links), a few files from /etc (the dynamic linker cache, a generated passwd), th
 runs it (venv and base install), the caller's read-only binds, the scratch dir (the only
 writable host path), a size-capped tmpfs on /tmp and /dev/shm, a fresh /proc and a minimal
 /dev. The root itself (bwrap's tmpfs holding the mount points) is remounted read-only.
+
+The fresh /proc is the run's own pid namespace, but some of its files count the whole host:
+two concurrent gradings signalled through /proc/sys/fs/inode-nr, meminfo, loadavg and stat at
+10-25 bit/s (issue 20). Those files (HOST_COUNTERS) are covered by constant ones
+(`proc_masks`), /proc/pressure and the CPUs' idle and frequency counters in /sys by an empty
+tmpfs.
 Every namespace is new (no network but a private loopback; its own pids, so killing bwrap
 kills the whole tree), all capabilities are dropped, the environment is exactly the one
 given. Host paths keep their absolute paths inside, so command lines need no translating.
@@ -29,6 +35,77 @@ ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/l
              "/etc/alternatives", "/etc/nsswitch.conf")
 CUDA_SYS = ("/sys/devices", "/sys/bus/pci", "/sys/module/nvidia", "/sys/dev/char",
             "/run/nvidia-persistenced")
+
+
+# /proc files that count the host, not the run: each is covered by a constant file
+HOST_COUNTERS = {
+    "loadavg": "0.00 0.00 0.00 1/1 1\n",
+    "uptime": "0.00 0.00\n",
+    "vmstat": "", "zoneinfo": "", "buddyinfo": "", "pagetypeinfo": "", "diskstats": "",
+    "interrupts": "", "softirqs": "", "schedstat": "", "locks": "", "swaps": "",
+    "slabinfo": "", "vmallocinfo": "", "key-users": "", "partitions": "", "timer_list": "",
+    "sys/fs/inode-nr": "0 0\n", "sys/fs/inode-state": "0 0 0 0 0 0 0\n",
+    "sys/fs/file-nr": "0\t0\t0\n", "sys/fs/dentry-state": "0 0 45 0 0 0\n",
+    "sys/fs/aio-nr": "0\n", "sys/kernel/pty/nr": "0\n",
+    "sys/kernel/random/entropy_avail": "256\n",
+}
+HOST_COUNTER_DIRS = ("/proc/pressure",)
+MASK_GIB = 16  # what /proc/meminfo says the machine has (the cgroup's limit is the real one)
+
+
+def _meminfo() -> str:
+    kb = MASK_GIB << 20
+    rows = {"MemTotal": kb, "MemFree": kb, "MemAvailable": kb, "Buffers": 0, "Cached": 0,
+            "SwapCached": 0, "Active": 0, "Inactive": 0, "SwapTotal": 0, "SwapFree": 0,
+            "Dirty": 0, "Shmem": 0}
+    return "".join(f"{k + ':':<16}{v:>8} kB\n" for k, v in rows.items())
+
+
+def _stat() -> str:
+    zero = " 0" * 10
+    cpus = "".join(f"cpu{i}{zero}\n" for i in range(os.cpu_count() or 1))
+    btime = 0
+    try:  # the boot time is the host's and never changes: nothing to signal with
+        with open("/proc/stat") as f:
+            btime = next((int(ln.split()[1]) for ln in f if ln.startswith("btime ")), 0)
+    except (OSError, ValueError):
+        pass
+    return (f"cpu {zero}\n{cpus}intr 0\nctxt 0\nbtime {btime}\nprocesses 0\n"
+            "procs_running 1\nprocs_blocked 0\nsoftirq 0\n")
+
+
+_masks: dict[str, str] | None = None
+
+
+def proc_masks() -> dict[str, str]:
+    """{path inside: constant file on the host} for every host-wide counter file this host
+    has; the files are written once per process, root's and world-readable."""
+    global _masks
+    if _masks is not None:
+        return _masks
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="judge-proc-")
+    os.chmod(folder, 0o755)
+    out = {}
+    for name, text in {**HOST_COUNTERS, "meminfo": _meminfo(), "stat": _stat()}.items():
+        inside = f"/proc/{name}"
+        if not os.path.exists(inside):
+            continue
+        host = os.path.join(folder, name.replace("/", "_"))
+        with open(host, "w") as f:
+            f.write(text)
+        os.chmod(host, 0o444)
+        out[inside] = host
+    _masks = out
+    return out
+
+
+def sys_masks() -> list[str]:
+    """Folders of host-wide counters under the /sys the child sees: covered by a tmpfs."""
+    cpu = "/sys/devices/system/cpu"
+    return sorted(p for p in HOST_COUNTER_DIRS if os.path.isdir(p)) + sorted(
+        glob.glob(f"{cpu}/cpu[0-9]*/cpuidle") + glob.glob(f"{cpu}/cpu[0-9]*/cpufreq")
+        + glob.glob(f"{cpu}/cpufreq") + glob.glob(f"{cpu}/cpuidle"))
 
 
 def find() -> str | None:
@@ -110,6 +187,10 @@ def build(bwrap: str, argv: Sequence[str], *, scratch: str,
 
     size = ("--size", str(tmp_bytes)) if feats.get("size") else ()
     mounts.append(("--proc", "/proc"))
+    for inside, host in proc_masks().items():
+        mounts.append(("--ro-bind", host, inside))
+    for inside in sys_masks():
+        mounts.append(("--tmpfs", inside))
     mounts.append(("--dev", "/dev"))
     mounts.append((*size, "--tmpfs", "/tmp"))
     mounts.append((*size, "--tmpfs", "/dev/shm"))

@@ -21,7 +21,7 @@ from judge.sandbox.paths import check_reachable
 # Layers whose absence weakens isolation; these are listed in ``missing``.
 SECURITY_LAYERS = ("python_runs", "rlimits", "uid_drop", "private_fs", "netns", "pidns",
                    "cgroup", "cgroup_cpu", "run_fs", "private_views", "caps_dropped",
-                   "no_new_privs", "scrubbed_env", "seccomp")
+                   "no_new_privs", "scrubbed_env", "seccomp", "proc_view", "cache_probes")
 
 
 @dataclass
@@ -222,6 +222,13 @@ def _probe() -> Probe:
         L["seccomp"] = False
         D["seccomp"] = D.get("seccomp") if L["bwrap"] and seccomp.supported() else (
             "no seccomp filter: it is loaded by bwrap, and has a syscall table for x86-64 only")
+    L["cache_probes"] = L["seccomp"]
+    D["cache_probes"] = (
+        "the host's page cache cannot be asked or emptied: " + ", ".join(
+            f"{k} -> {v}" for k, v in seccomp.PROBES.items()) + " (only timing a read is left)"
+        if L["cache_probes"] else "without the seccomp filter a run can ask which pages of "
+        "a shared file are cached (preadv2 RWF_NOWAIT, mincore) and leave a pattern for the "
+        "next run")
     return Probe(L, D, mode, h, bw_path, feats, tools)
 
 
@@ -239,6 +246,7 @@ def mode_layers(mode: str, root: bool, feats: dict[str, bool]) -> dict[str, bool
         "caps_dropped": True,
         "no_new_privs": bool(iso) or root,
         "userns_disabled": mode == "bwrap" and feats.get("disable_userns", False),
+        "proc_view": mode == "bwrap",
     }
 
 
@@ -257,6 +265,12 @@ def _mode_details(mode: str, L: dict, root: bool) -> dict[str, str]:
                   "are killed by process group only, so a process that starts its own "
                   "session (setsid) can outlive the run"),
         "caps_dropped": "the child holds no capabilities",
+        "proc_view": ("/proc is the run's own; its host-wide counters (meminfo, loadavg, stat, "
+                      "vmstat, diskstats, pressure, sys/fs/inode-nr, file-nr, ... and the CPUs' "
+                      "idle counters in /sys) read as constants, so concurrent runs cannot "
+                      "signal through them" if mode == "bwrap" else "no /proc of the run's own: "
+                      "host-wide counters (inode-nr, meminfo, loadavg) are a channel between "
+                      "concurrent runs"),
         "no_new_privs": ("no_new_privs is set: setuid programs cannot raise privileges"
                          if L["no_new_privs"] else "no_new_privs is not set"),
         "userns_disabled": ("the child cannot create further user namespaces"

@@ -5,6 +5,19 @@ it can reach: debugging other processes, mounting, kernel modules and keyrings, 
 perf events, userfaultfd, io_uring, namespace changes, the clock. Syscalls of a foreign ABI
 (32-bit calls on x86-64) kill the process. Only x86-64 has a table here; elsewhere the layer
 is reported missing rather than guessed.
+
+It also closes the page cache as a channel between runs (issue 20): the host's read-only
+files are shared, so a hidden run that read pages of a cold file left them cached, and the
+next submission's public run read the pattern back with `preadv2(RWF_NOWAIT)` (1,000 bytes of
+hidden tests per pair of submissions). Refused here: asking whether a page is cached
+(`RWF_NOWAIT` on preadv2/pwritev2 -> EOPNOTSUPP, as where the kernel lacks it; `mincore`,
+`cachestat` -> ENOSYS), and evicting pages of a shared file (`fadvise64(DONTNEED)`,
+`madvise(MADV_COLD / MADV_PAGEOUT)`: hints, answered 0 and not done). What is left is timing a
+read (PROBES lists what is refused; docs/SANDBOX.md the rest).
+
+The first six instructions load the arch, check it, load the number and refuse x32, leaving
+A = the syscall number; everything after them jumps only within itself (forkserver.py adds
+its own checks between the two parts).
 """
 
 from __future__ import annotations
@@ -19,7 +32,18 @@ RET_ALLOW = 0x7FFF0000
 RET_ERRNO = 0x00050000
 RET_KILL_PROCESS = 0x80000000
 EPERM, ENOSYS = 1, 38
-LD_ABS_W, JEQ, JGE, RET = 0x20, 0x15, 0x35, 0x06
+LD_ABS_W, JEQ, JGE, JSET, RET = 0x20, 0x15, 0x35, 0x45, 0x06
+EOPNOTSUPP = 95
+ARGS = 16            # offsetof(struct seccomp_data, args): 8 bytes each, low word first
+
+NR_MADVISE, NR_MINCORE, NR_FADVISE64, NR_PREADV2, NR_PWRITEV2, NR_CACHESTAT = (
+    28, 27, 221, 327, 328, 451)
+RWF_NOWAIT = 0x8
+POSIX_FADV_DONTNEED, MADV_COLD, MADV_PAGEOUT = 4, 20, 21
+# what a run could learn or change of the host's page cache with, and what it is answered
+PROBES = {"preadv2/pwritev2 RWF_NOWAIT": "EOPNOTSUPP", "mincore": "ENOSYS",
+          "cachestat": "ENOSYS", "fadvise64 DONTNEED": "0, not done",
+          "madvise MADV_COLD/MADV_PAGEOUT": "0, not done"}
 
 DENIED_X86_64 = {
     "ptrace": 101, "syslog": 103, "acct": 163, "settimeofday": 164, "mount": 165,
@@ -45,21 +69,52 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+def _assemble(code: list[tuple]) -> bytes:
+    """(op, jt, jf, k) with jt/jf a label (str) or a plain offset; ("label", name) marks the
+    next instruction."""
+    at, out, i = {}, [], 0
+    for c in code:
+        if c[0] == "label":
+            at[c[1]] = i
+        else:
+            i += 1
+    i = 0
+    for c in code:
+        if c[0] == "label":
+            continue
+        op, jt, jf, k = c
+        rel = [at[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf)]
+        out.append(_insn(op, rel[0], rel[1], k))
+        i += 1
+    return b"".join(out)
+
+
 def program() -> bytes:
     """The filter as raw ``struct sock_filter`` entries."""
-    nrs = sorted(DENIED_X86_64.values())
-    head = [
-        _insn(LD_ABS_W, 0, 0, 4),                   # A = seccomp_data.arch
-        _insn(JEQ, 1, 0, AUDIT_ARCH_X86_64),
-        _insn(RET, 0, 0, RET_KILL_PROCESS),         # another ABI (i386 via int 0x80)
-        _insn(LD_ABS_W, 0, 0, 0),                   # A = seccomp_data.nr
-        _insn(JGE, 0, 1, X32_BIT),
-        _insn(RET, 0, 0, RET_ERRNO | ENOSYS),       # the x32 ABI
+    allow, eperm, enosys, zero = (RET, 0, 0, RET_ALLOW), (RET, 0, 0, RET_ERRNO | EPERM), \
+        (RET, 0, 0, RET_ERRNO | ENOSYS), (RET, 0, 0, RET_ERRNO | 0)
+    code = [
+        (LD_ABS_W, 0, 0, 4),                        # A = seccomp_data.arch
+        (JEQ, 1, 0, AUDIT_ARCH_X86_64),
+        (RET, 0, 0, RET_KILL_PROCESS),              # another ABI (i386 via int 0x80)
+        (LD_ABS_W, 0, 0, 0),                        # A = seccomp_data.nr
+        (JGE, 0, 1, X32_BIT),
+        (RET, 0, 0, RET_ERRNO | ENOSYS),            # the x32 ABI
+        (JEQ, "rwf", 0, NR_PREADV2), (JEQ, "rwf", 0, NR_PWRITEV2),
+        (JEQ, "fadvise", 0, NR_FADVISE64), (JEQ, "madvise", 0, NR_MADVISE),
+        (JEQ, "enosys", 0, NR_MINCORE), (JEQ, "enosys", 0, NR_CACHESTAT),
     ]
-    n = len(nrs)
-    body = [_insn(JEQ, n - i, 0, nr) for i, nr in enumerate(nrs)]  # -> the EPERM at the end
-    tail = [_insn(RET, 0, 0, RET_ALLOW), _insn(RET, 0, 0, RET_ERRNO | EPERM)]
-    return b"".join(head + body + tail)
+    code += [(JEQ, "eperm", 0, nr) for nr in sorted(DENIED_X86_64.values())]
+    code += [allow,
+             ("label", "rwf"), (LD_ABS_W, 0, 0, ARGS + 5 * 8),       # flags (low word)
+             (JSET, 0, "allow", RWF_NOWAIT), (RET, 0, 0, RET_ERRNO | EOPNOTSUPP),
+             ("label", "fadvise"), (LD_ABS_W, 0, 0, ARGS + 3 * 8),   # advice
+             (JEQ, "zero", "allow", POSIX_FADV_DONTNEED),
+             ("label", "madvise"), (LD_ABS_W, 0, 0, ARGS + 2 * 8),   # advice
+             (JEQ, "zero", 0, MADV_COLD), (JEQ, "zero", "allow", MADV_PAGEOUT),
+             ("label", "allow"), allow, ("label", "zero"), zero,
+             ("label", "eperm"), eperm, ("label", "enosys"), enosys]
+    return _assemble(code)
 
 
 def program_fd() -> int:
