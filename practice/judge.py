@@ -95,7 +95,16 @@ def cmd_test(args, con: Console) -> int:
         print(con.t("No file to grade: {path} does not exist. Start with  "
                     "python practice/judge.py start {id}", path=path, id=p.id), file=sys.stderr)
         return 2
-    source = path.read_text(encoding="utf-8")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:  # one line, not a codec traceback
+        print(con.t("{path} is not UTF-8 text (byte {at} cannot be read): save it as UTF-8 and "
+                    "run again", path=path, at=e.start), file=sys.stderr)
+        return 2
+    if not source.strip():
+        print(con.t("{path} is empty: start from the starter with  python practice/judge.py "
+                    "start {id}", path=path, id=p.id), file=sys.stderr)
+        return 2
     if args.remote:
         return _test_remote(args, con, p, source)
     select = [x.name for x in p.examples()] if args.run else None

@@ -180,6 +180,13 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     app.add_middleware(_StaticHeadersAndGzip)
     # Outermost: a refused request costs nothing further down.
     app.add_middleware(EdgeGuard, settings=settings)
+    if settings.forwarded_allow_ips:
+        # Only configured proxies may say who the client is; every limit keyed by address
+        # then sees the proxy's word for it (outside the edge, so the edge sees it too).
+        from uvicorn.middleware.proxy_headers import ProxyHeadersMiddleware
+        app.add_middleware(ProxyHeadersMiddleware,
+                           trusted_hosts=[h.strip() for h in
+                                          settings.forwarded_allow_ips.split(",") if h.strip()])
     # Around even the edge: its refusals carry the anti-framing headers too.
     app.add_middleware(SecurityHeaders)
     return app

@@ -130,6 +130,10 @@ def _check_reference_observations(p: Problem, device: str, res: CheckResult) -> 
     except ReferenceFailure as e:
         res.errors.append(str(e))
         return
+    from judge.grading.proxied import is_proxied
+
+    if is_proxied(p):  # the trusted test process's own outcome is the verdict: plain asserts do
+        return
     for s in suites:
         for t in ref[s]["tests"]:
             if t["outcome"] == "passed" and not t["observations"]:

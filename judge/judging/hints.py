@@ -2,7 +2,8 @@
 
 Browser-safe (the page's Python imports it for Run, the grader for Submit): plain dicts in,
 plain dicts out. A hint is offered when the first failure is in one of its `tests` or at one of
-its observation `labels`; hints keyed to the label come first, since a label says more about
+its observation `labels` (and, where it names a `kind`, the failure is of that kind: "exception"
+for a test that raised); hints keyed to the label come first, since a label says more about
 the bug than the test it is in. `heading_anchor` is the id a statement heading gets on the page
 (web/pages/markdown.py), so a hint's `rule` links to the paragraph it is about.
 """
@@ -16,8 +17,8 @@ _NOT_WORD = re.compile(r"[^\w]+", re.UNICODE)
 
 
 def heading_anchor(text: str) -> str:
-    """"`lookup(token_ids)`: find, then reload" -> "lookup-token_ids-find-then-reload"; CJK
-    characters stay as they are ("两级 缓存" -> "两级-缓存")."""
+    """"`lookup(token_ids)`: find, then reload" -> "lookup-token_ids-find-then-reload"; letters
+    of any script (CJK too) stay as they are, every run of anything else becomes one "-"."""
     text = unicodedata.normalize("NFKC", text).strip().lower()
     return _NOT_WORD.sub("-", text).strip("-") or "section"
 
@@ -43,6 +44,7 @@ def matching_hints(hints: list[dict] | None, first_failure: dict | None) -> list
     if not hints or not first_failure:
         return []
     test, label = first_failure.get("test"), first_failure.get("label")
+    hints = [h for h in hints if h.get("kind") in (None, first_failure.get("kind"))]
     by_label = [_shown(h, "label") for h in hints if label is not None and label in (h.get("labels") or [])]
     seen = {h["id"] for h in by_label}
     by_test = [_shown(h, "test") for h in hints

@@ -125,6 +125,9 @@ class HintConfig(_Strict):
     id: str = Field(pattern=r"^[a-z0-9]+(-[a-z0-9]+)*$")
     tests: list[str] = []
     labels: list[str] = []
+    # only for a first failure of this kind ("exception": it raised), where the test alone
+    # would also meet failures that have nothing to do with this hint
+    kind: Literal["observation", "exception", "assertion", "timeout"] | None = None
     rule: RuleAnchor
     en: list[str] = Field(min_length=1)
     zh: list[str] = Field(min_length=1)

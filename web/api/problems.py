@@ -56,4 +56,14 @@ def get_problem(request: Request, problem_id: str) -> dict:
         "grading_python": grading_python(),
         # the chapter's experiment, the reference's series (the page's chart); None without one
         "experiment": problem_experiment(p),
+        # hints.toml: Run's report offers those its first failure meets (judge.judging.hints)
+        "hints": _hints(p),
     }
+
+
+def _hints(p) -> list:
+    from judge.problem import ProblemError
+    try:
+        return p.hints
+    except ProblemError:  # `judge check` names what is wrong; the page goes on without hints
+        return []

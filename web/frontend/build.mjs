@@ -23,6 +23,7 @@ await esbuild.build({
   entryPoints: {
     problem: "src/problem.js",
     submission: "src/submission.js",
+    pages: "src/pages.js",
     worker: "src/worker.js",
     app: "src/app.css",
   },

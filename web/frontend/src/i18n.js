@@ -4,9 +4,10 @@
 import ZH from "../../../judge/messages/zh.json";
 
 const lang = (document.documentElement.lang || "en").toLowerCase().startsWith("zh") ? "zh" : "en";
+export const LANG = lang;
 
 export function tr(text, vars = {}) {
   let out = (lang === "zh" && ZH[text]) || text;
-  for (const [k, v] of Object.entries(vars)) out = out.replace(`{${k}}`, v);
+  for (const [k, v] of Object.entries(vars)) out = out.replaceAll(`{${k}}`, v);
   return out;
 }

@@ -48,7 +48,8 @@ export class TestsTab {
     for (const name of names) {
       const code = el("code");
       this.files[name].replace(/\n$/, "").split("\n").forEach((text, i) => {
-        code.append(el("span", { class: "src-line", id: lineId(name, i + 1), "data-line": i + 1, tabindex: "-1" }, text || " "), "\n");
+        // each line is a block of its own: a "\n" after it as well would double the spacing
+        code.append(el("span", { class: "src-line", id: lineId(name, i + 1), "data-line": i + 1, tabindex: "-1" }, text || " "));
       });
       this.panel.append(el("section", { class: "src-file", "data-file": name },
         el("h3", {}, el("code", {}, name.replace(/^public\//, ""))), el("pre", { class: "src" }, code)));
@@ -78,15 +79,18 @@ export class TestsTab {
   }
 }
 
+// The experiments' run names (problems/*/experiment.json), which the table of words translates.
+export const RUN_NAMES = ["no cache", "GPU only", "tiered", "write-back", "write-through"];
+
 /** Chart series from the experiment data ({reference: [{run, per_turn}], yours: same | null}):
  * the reference's runs, then the student's own (dashed) when a Submit brought them. */
 export function experimentSeries(experiment, yours = null) {
   const out = [];
   for (const r of (experiment && experiment.reference) || []) {
-    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${r.run} (${tr("reference")})`, key: r.run, values: r.per_turn });
+    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${tr(r.run)} (${tr("reference")})`, key: r.run, values: r.per_turn });
   }
   for (const r of yours || []) {
-    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${r.run} (${tr("your pool")})`, key: r.run, values: r.per_turn, dashed: true });
+    if (Array.isArray(r.per_turn) && r.per_turn.length) out.push({ name: `${tr(r.run)} (${tr("your pool")})`, key: r.run, values: r.per_turn, dashed: true });
   }
   return out;
 }

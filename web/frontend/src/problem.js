@@ -5,13 +5,15 @@ import { keymap } from "@codemirror/view";
 import { Prec } from "@codemirror/state";
 import { indentUnit } from "@codemirror/language";
 import { indentWithTab } from "@codemirror/commands";
-import { linter, lintGutter } from "@codemirror/lint";
+import { linter, lintGutter, setDiagnostics } from "@codemirror/lint";
 import { PyWorker } from "./pyworker.js";
 import { signatureHelp } from "./signature.js";
-import { LiveProgress, renderReport, el } from "./render.js";
+import { LiveProgress, renderReport, el, verdictName } from "./render.js";
 import { followSubmission } from "./follow.js";
 import { autocompletion } from "@codemirror/autocomplete";
 import { tr } from "./i18n.js";
+import { translateMessage } from "./report_text.js";
+import { announce, mobileTabs } from "./layout.js";
 import { TestsTab, showExperiment, translateStatic } from "./panels.js";
 
 const config = JSON.parse(document.getElementById("config").textContent);
@@ -28,18 +30,26 @@ const stopBtn = $("stop");
 translateStatic();
 const testsTab = new TestsTab({ pane: document.querySelector(".statement-pane"), tabStatement: $("tab-statement"), tabTests: $("tab-tests"), panel: $("tests-pane") });
 // Failures link to the public test's line in the Tests tab.
-const links = { files: null, open: (file, line) => testsTab.open(file, line) };
+const links = { files: null, open: (file, line) => (panes.show("statement"), testsTab.open(file, line)) };
+// Below ~900 px the page shows one of Statement / Code / Result at a time (layout.js).
+const panes = mobileTabs(document.querySelector(".problem-layout"));
 
 // Timings the end-to-end test reads (and a curious student can too).
 const timings = (window.kvpTimings = { pageStartMs: performance.timeOrigin });
 
 let problem = null; // GET /api/problems/{id}
+let restarted = false; // after Stop or a timed-out Run: the status says so, not the page's age
 const py = (window.kvpPy = new PyWorker(config, {
-  onStatus: (text) => (statusLine.textContent = text),
+  onStatus: (text) => {
+    if (text === "Restarting Python…") restarted = true;
+    statusLine.textContent = translateMessage(text, tr);
+  },
   onReady: (ms) => {
     timings.pythonReadyMs = performance.now();
     timings.workerInitMs = ms;
-    statusLine.textContent = tr("Python ready ({s} s after the page opened)", { s: (performance.now() / 1000).toFixed(1) });
+    statusLine.textContent = restarted
+      ? tr("Python restarted: ready for the next Run")
+      : tr("Python ready ({s} s after the page opened)", { s: (performance.now() / 1000).toFixed(1) });
     statusLine.classList.add("ready");
     if (problem) py.setFiles(problem.module, problem.handbook, problem.grading_python);
     updateRunButton();
@@ -49,7 +59,7 @@ const py = (window.kvpPy = new PyWorker(config, {
     statusLine.textContent += tr(" · completion ready");
   },
   onFatal: (message) => {
-    statusLine.textContent = `Python could not start in this browser: ${message}. Submit still works.`;
+    statusLine.textContent = tr("Python could not start in this browser: {message}. Submit still works.", { message });
     statusLine.classList.add("error");
   },
 }));
@@ -63,6 +73,7 @@ const view = new EditorView({
   extensions: [
     basicSetup,
     python(),
+    EditorView.lineWrapping,
     indentUnit.of("    "),
     keymap.of([indentWithTab]),
     Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => (runTests(), true) }, { key: "Mod-s", run: () => (saveDraft(), true) }])),
@@ -88,6 +99,43 @@ window.kvpEditor = view;
 function code() {
   return view.state.doc.toString();
 }
+
+// A failure's line in the student's file: marked in the editor (a lint diagnostic, cleared by
+// the next edit's lint) and, when asked, scrolled to with the cursor on it.
+const studentCode = {
+  file: null,
+  open: (n) => {
+    panes.show("code");
+    const line = view.state.doc.line(Math.min(Math.max(1, n), view.state.doc.lines));
+    view.dispatch({ selection: { anchor: line.from }, effects: EditorView.scrollIntoView(line.from, { y: "center" }) });
+    view.focus();
+  },
+};
+function markLine(n, message) {
+  if (!Number.isInteger(n) || n < 1) return;
+  const line = view.state.doc.line(Math.min(n, view.state.doc.lines));
+  view.dispatch(setDiagnostics(view.state, [{ from: line.from, to: Math.max(line.to, line.from), severity: "error", message }]));
+}
+function markFailure(report) {
+  if (!report) return;
+  const f = report.compile_error || report.first_failure;
+  if (f && Number.isInteger(f.line) && (report.compile_error || f.kind === "exception")) {
+    markLine(f.line, [f.exc_type, translateMessage(f.message, tr)].filter(Boolean).join(": "));
+  }
+}
+// Hints: the rule's link opens the statement at that heading.
+const hintOptions = {
+  problem: config.problem,
+  ruleHref: (anchor) => `#${anchor}`,
+  onRule: (ev, anchor) => {
+    ev.preventDefault();
+    panes.show("statement");
+    testsTab.select(false);
+    const target = document.getElementById(anchor);
+    if (target) target.scrollIntoView({ block: "start" });
+    history.replaceState(null, "", `#${anchor}`);
+  },
+};
 function setCode(text) {
   view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } });
 }
@@ -159,6 +207,7 @@ async function loadProblem() {
   problem = await r.json();
   timings.problemLoadedMs = performance.now();
   links.files = problem.public_tests || {};
+  studentCode.file = `${problem.module}.py`;
   testsTab.setFiles(links.files);
   showExperiment($("experiment"), problem.experiment);
   // /problems/143#test-source:public/test_x.py:12 (the submission page's links) opens that line
@@ -170,16 +219,27 @@ async function loadProblem() {
 
 function updateRunButton() {
   runBtn.disabled = !(py.ready && problem && config.browser && !py.busy);
-  if (!config.browser) runBtn.title = "This problem's tests need the server: use Submit";
+  if (!config.browser) runBtn.title = tr("This problem's tests need the server: use Submit");
 }
 
 // ------------------------------------------------------------------ Run
 
 let runCount = 0;
 
+// Run refuses what Submit would refuse, with the same words.
+function tooBig(text, panel) {
+  const size = new TextEncoder().encode(text).length;
+  if (size <= config.max_code_bytes) return false;
+  panel.replaceChildren(el("p", { class: "banner warn too-big" }, tr("The code is {size} bytes; the limit is {limit}.", { size, limit: config.max_code_bytes })));
+  announce(tr("The code is {size} bytes; the limit is {limit}.", { size, limit: config.max_code_bytes }));
+  return true;
+}
+
 async function runTests() {
   if (runBtn.disabled) return;
+  if (tooBig(code(), results)) return;
   runBtn.disabled = true;
+  panes.show("result");
   const started = performance.now();
   results.replaceChildren(el("div", { class: "live-status" }, tr("Running the public tests in your browser…")));
   stopBtn.hidden = false;
@@ -192,6 +252,7 @@ async function runTests() {
     expected: problem.public_expectations,
     // Submit's Python: its grammar decides CE, whatever the page's newer Python accepts.
     python: problem.grading_python,
+    hints: problem.hints || [],
   };
   const out = await py.run(spec, config.timeout_s);
   stopBtn.hidden = true;
@@ -201,6 +262,7 @@ async function runTests() {
   results.replaceChildren(box);
   if (out.stopped) {
     box.append(el("p", { class: "banner info run-stopped" }, tr("Stopped after {s} s: you pressed Stop. Python was restarted.", { s: (timings.lastRunMs / 1000).toFixed(1) })));
+    statusLine.textContent = tr("Stopped: restarting Python…");
   } else if (out.timedOut) {
     renderReport(box, {
       verdict: "TLE",
@@ -208,28 +270,33 @@ async function runTests() {
       first_failure: { kind: "timeout", limit_s: config.timeout_s, message: tr("Stopped after {s} s: the code did not finish (an endless loop?). Python was restarted.", { s: config.timeout_s }) },
     }, { origin: "browser" });
   } else if (out.error) {
-    renderReport(box, { verdict: "IE", tests: [], first_failure: { message: `The page's Python failed: ${out.error}` } }, { origin: "browser" });
+    renderReport(box, { verdict: "IE", tests: [], first_failure: { message: tr("The page's Python failed: {error}", { error: out.error }) } }, { origin: "browser" });
   } else {
     const note = problem.public_expectations
       ? null
-      : "The reference's observations are not available, so only the tests' own assertions were checked.";
-    renderReport(box, out.result, { origin: "browser", note, links, timeoutS: config.timeout_s });
+      : tr("The reference's observations are not available, so only the tests' own assertions were checked.");
+    renderReport(box, out.result, { origin: "browser", note, links, timeoutS: config.timeout_s, code: studentCode, hints: hintOptions });
+    markFailure(out.result);
   }
+  announce(verdictAnnouncement(tr("Run"), out.stopped ? null : out.timedOut ? "TLE" : out.error ? "IE" : out.result && out.result.verdict));
   box.dataset.done = "1";
   updateRunButton();
   py.wantEditor();
+}
+
+// One short sentence per verdict for a screen reader (the panels themselves are not live).
+function verdictAnnouncement(what, verdict) {
+  if (!verdict) return tr("{what}: stopped", { what });
+  return tr("{what}: {verdict}", { what, verdict: verdictName(verdict) });
 }
 
 // ------------------------------------------------------------------ Submit
 
 async function submit() {
   const text = code();
-  const size = new TextEncoder().encode(text).length;
-  if (size > config.max_code_bytes) {
-    submitPanel.replaceChildren(el("p", { class: "banner warn" }, `The code is ${size} bytes; the limit is ${config.max_code_bytes}.`));
-    return;
-  }
+  if (tooBig(text, submitPanel)) return;
   submitBtn.disabled = true;
+  panes.show("result");
   saveDraft();
   const started = performance.now();
   try {
@@ -240,7 +307,7 @@ async function submit() {
     });
     const body = await r.json();
     if (r.status !== 202) {
-      submitPanel.replaceChildren(el("p", { class: "banner warn" }, (body.error && body.error.message) || `HTTP ${r.status}`));
+      submitPanel.replaceChildren(el("p", { class: "banner warn" }, translateMessage((body.error && body.error.message) || `HTTP ${r.status}`, tr)));
       return;
     }
     // Which submission this panel shows, so nothing reads the previous one's verdict as this one's.
@@ -254,12 +321,14 @@ async function submit() {
     const data = await followSubmission(body.id, progress, () => {}, { onLost: () => (submitBtn.disabled = false) });
     timings.lastSubmitMs = performance.now() - started;
     live.remove();
-    renderReport(box, data.report, { origin: "server", links });
+    renderReport(box, data.report, { origin: "server", links, code: studentCode, hints: hintOptions });
+    markFailure(data.report);
+    announce(verdictAnnouncement(tr("Submit"), data.report && data.report.verdict));
     const exp = data.report && data.report.experiment;
     if (exp && exp.yours) showExperiment($("experiment"), problem && problem.experiment ? problem.experiment : exp, exp.yours);
     box.dataset.done = "1";
   } catch (e) {
-    submitPanel.replaceChildren(el("p", { class: "banner warn" }, `Submit failed: ${e}`));
+    submitPanel.replaceChildren(el("p", { class: "banner warn" }, tr("Submit failed: {error}", { error: String(e) })));
   } finally {
     submitBtn.disabled = false;
   }
@@ -281,7 +350,7 @@ $("download").addEventListener("click", () => {
   setTimeout(() => (URL.revokeObjectURL(a.href), a.remove()), 1000);
 });
 $("reset").addEventListener("click", () => {
-  if (code() === starter || confirm("Replace your code with the starter? Your draft is lost.")) {
+  if (code() === starter || confirm(tr("Replace your code with the starter? Your draft is lost."))) {
     setCode(starter);
     localStorage.removeItem(draftKey);
   }
@@ -304,7 +373,7 @@ document.addEventListener("keydown", (ev) => {
 });
 py.onBusy = updateRunButton;
 if (!config.browser) {
-  statusLine.textContent = "This problem's tests need torch: Run is off, Submit grades it on the server.";
+  statusLine.textContent = tr("This problem's tests need torch: Run is off, Submit grades it on the server.");
 }
 loadProblem();
 if (config.browser) py.start();

@@ -4,6 +4,8 @@ import { tr } from "./i18n.js";
 import { EVENTS, VERDICT_NAMES } from "./vocabulary.js";
 import { secondsText, timeoutSeconds } from "./report_text.js";
 import { hasValueDiff, isTimeout, outputBlock, sourceLink, timeoutLine, traceView } from "./report_parts.js";
+import { hintBox } from "./hints.js";
+import { failureMessage, headline } from "./report_text.js";
 
 // What the page runner says of a test it could not run here (not verdicts: the server's count).
 const BROWSER_STATES = {
@@ -55,10 +57,22 @@ function fmtTime(s) {
   return s < 1 ? `${Math.round(s * 1000)} ms` : `${s.toFixed(2)} s`;
 }
 
-export function failureBox(f, { title, test = null, links = null, timeoutS = null } = {}) {
+/** "tiered.py, line 49": a link that puts the editor's cursor there (`code.open(line)`), or
+ * plain text where there is no editor (the submission page links to the problem page). */
+function lineLink(code, line) {
+  if (!code || !Number.isInteger(line)) return null;
+  const text = tr("{file}, line {n}", { file: code.file, n: line });
+  if (!code.open) return el("span", { class: "your-line" }, text);
+  return el("a", { href: `#line-${line}`, class: "your-line", "data-line": String(line), title: tr("show this line in the editor"),
+    onclick: (ev) => (ev.preventDefault(), code.open(line)) }, text);
+}
+
+export function failureBox(f, { title, test = null, links = null, timeoutS = null, code = null } = {}) {
   if (!f) return null;
   const rows = [];
   if (f.test) rows.push(el("div", { class: "ff-test" }, el("code", {}, f.test), " ", f.verdict ? verdictBadge(f.verdict) : null, " ", sourceLink(links, f.test, f)));
+  const head = headline(f);
+  if (head && f.kind === "exception") rows.push(el("div", { class: "ff-headline" }, el("strong", {}, head), " ", lineLink(code, f.line)));
   if (isTimeout(f)) rows.push(timeoutLine(f, test, timeoutS));
   if (f.label !== undefined && f.label !== null) {
     rows.push(el("div", { class: "ff-label" }, tr("Observation: "), el("strong", {}, f.label)));
@@ -71,20 +85,22 @@ export function failureBox(f, { title, test = null, links = null, timeoutS = nul
       ),
     );
   }
-  if (f.message) rows.push(el("div", { class: "ff-msg" }, f.message));
-  if (f.traceback) rows.push(el("details", {}, el("summary", {}, "traceback"), el("pre", { class: "tb" }, f.traceback)));
+  if (f.message && !(head && f.kind === "exception")) rows.push(el("div", { class: "ff-msg" }, failureMessage(f, tr)));
+  if (f.traceback) rows.push(el("details", {}, el("summary", {}, tr("traceback")), el("pre", { class: "tb" }, f.traceback)));
   rows.push(traceView(f));
   return el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, title || tr("First failure")), ...rows);
 }
 
-export function renderReport(container, report, { origin = "server", note = null, links = null, timeoutS = null } = {}) {
+export function renderReport(container, report, { origin = "server", note = null, links = null, timeoutS = null, code = null, hints = null } = {}) {
   container.replaceChildren();
   if (!report) return;
   const head = el("div", { class: "report-head" },
     verdictBadge(report.verdict),
     el("span", { class: "verdict-name" }, verdictName(report.verdict)),
     report.score !== undefined && report.score !== null
-      ? el("span", { class: "score" }, `${tr("score")} ${Math.round(report.score * 100)}%`) : null,
+      ? el("span", { class: "score" }, origin === "browser"
+        ? tr("public tests passed (practice, not the score): {p}%", { p: Math.round(report.score * 100) })
+        : `${tr("score")} ${Math.round(report.score * 100)}%`) : null,
     el("span", { class: "origin" }, origin === "browser" ? tr("in your browser (public tests)") : tr("server verdict")),
   );
   container.append(head);
@@ -93,14 +109,17 @@ export function renderReport(container, report, { origin = "server", note = null
   if (report.compile_error) {
     const ce = report.compile_error;
     container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, tr("The file does not import")),
-      el("div", { class: "ff-msg" }, ce.message || ""), ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null,
+      el("div", { class: "ff-headline" }, el("strong", {}, headline({ ...ce, kind: "exception" }) || ""), " ", lineLink(code, ce.line)),
+      ce.traceback ? el("details", {}, el("summary", {}, tr("traceback")), el("pre", { class: "tb" }, ce.traceback)) : null,
       ce.hint ? el("p", { class: "note ce-hint" }, ce.hint) : null));
   }
   if (report.first_failure && !report.compile_error) {
     const ff = report.first_failure;
     const row = (report.tests || []).find((t) => t.name === ff.test) || null;
-    container.append(failureBox(ff, { test: row, links, timeoutS }));
+    container.append(failureBox(ff, { test: row, links, timeoutS, code }));
   }
+  const offered = hints && report.hints && report.hints.length ? hintBox(report.hints, hints) : null;
+  if (offered) container.append(offered);
   const tests = report.tests || [];
   if (tests.length) {
     const body = el("tbody");
@@ -108,8 +127,8 @@ export function renderReport(container, report, { origin = "server", note = null
       const f = t.failure;
       let text = "";
       if (f && isTimeout({ ...f, verdict: t.verdict })) text = tr("time limit exceeded after {s} s", { s: secondsText(timeoutSeconds(f, t, timeoutS)) });
-      else if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${f.label} — ${f.message}`;
-      else if (f) text = f.message || f.label || "";
+      else if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${f.label} — ${failureMessage(f, tr)}`;
+      else if (f) text = (f.message && failureMessage(f, tr)) || f.label || "";
       const detail = text ? el("div", { class: "row-detail" }, text) : null;
       body.append(el("tr", { class: `row-${t.verdict}`, "data-test": t.name },
         el("td", {}, verdictBadge(t.verdict)),
@@ -122,16 +141,16 @@ export function renderReport(container, report, { origin = "server", note = null
   const tm = report.timings || {};
   const prov = report.provenance || {};
   const facts = [];
-  if (tm.total_s !== undefined) facts.push(`total ${fmtTime(tm.total_s)}`);
-  if (tm.public_s !== undefined) facts.push(`public ${fmtTime(tm.public_s)}`);
-  if (tm.hidden_s !== undefined) facts.push(`hidden ${fmtTime(tm.hidden_s)}`);
-  if (tm.browser_ms !== undefined) facts.push(`in page ${fmtTime(tm.browser_ms / 1000)}`);
-  if (prov.device) facts.push(`device ${prov.device}${prov.gpu_name ? ` (${prov.gpu_name})` : ""}`);
+  if (tm.total_s !== undefined) facts.push(tr("total {t}", { t: fmtTime(tm.total_s) }));
+  if (tm.public_s !== undefined) facts.push(tr("public {t}", { t: fmtTime(tm.public_s) }));
+  if (tm.hidden_s !== undefined) facts.push(tr("hidden {t}", { t: fmtTime(tm.hidden_s) }));
+  if (tm.browser_ms !== undefined) facts.push(tr("in page {t}", { t: fmtTime(tm.browser_ms / 1000) }));
+  if (prov.device) facts.push(tr("device {d}", { d: `${tr(prov.device)}${prov.gpu_name ? ` (${prov.gpu_name})` : ""}` }));
   if (prov.python) facts.push(`Python ${prov.python}`);
   if (prov.torch) facts.push(`torch ${prov.torch}`);
-  if (prov.judge_version) facts.push(`judge ${prov.judge_version}`);
-  if (report.problem && report.problem.version) facts.push(`problem ${String(report.problem.version).slice(0, 12)}`);
-  if (prov.missing_layers && prov.missing_layers.length) facts.push(`sandbox without ${prov.missing_layers.join(", ")}`);
+  if (prov.judge_version) facts.push(tr("judge {v}", { v: prov.judge_version }));
+  if (report.problem && report.problem.version) facts.push(tr("problem version {v}", { v: String(report.problem.version).slice(0, 12) }));
+  if (prov.missing_layers && prov.missing_layers.length) facts.push(tr("sandbox without {layers}", { layers: prov.missing_layers.join(", ") }));
   if (facts.length) container.append(el("p", { class: "facts" }, facts.join(" · ")));
   container.append(outputBlock(report) || "");
 }
@@ -141,7 +160,7 @@ export class LiveProgress {
   constructor(container) {
     this.container = container;
     this.rows = new Map();
-    this.status = el("div", { class: "live-status" }, "queued");
+    this.status = el("div", { class: "live-status" }, tr("queued"));
     this.table = el("tbody");
     container.replaceChildren(this.status, el("table", { class: "tests live" }, this.table));
   }

@@ -67,3 +67,62 @@ export function sourceLocation(files, testName, failure = null) {
   }
   return { file: path, line: def + 1 };
 }
+
+/** An exception's headline: "KeyError: 605184216668127606" (its type, then its message). */
+export function headline(f) {
+  if (!f) return null;
+  const msg = f.message ? String(f.message).split("\n")[0] : "";
+  if (!f.exc_type) return msg || null;
+  return msg && !msg.startsWith(f.exc_type) ? `${f.exc_type}: ${msg}` : msg || f.exc_type;
+}
+
+// The judge's messages with values in them (judge/judging/compare.py, test_verdict.py), as the
+// English text the table of words (judge/messages/zh.json) is keyed by; longest first, so the
+// diff with its whole value is not read as the shorter one.
+export const MESSAGE_TEMPLATES = [
+  "{where}: expected {e}, got {g} (whole value: expected {ew}, got {gw})",
+  "{where}: expected {e}, got {g}",
+  "observation {i} ({label}) was never recorded",
+  "observation {i} ({label}) was not expected",
+  "observation {i}: expected {label}, got another label",
+  "the test used more CPU time than its limit ({s}s)",
+  "the process was killed by {sig} during this test",
+  "the process exited (status {n}) during this test",
+  "a test file ({file}) could not import from your module: {msg}",
+  "the file does not define {name}",
+  "the code is {size} bytes; the limit is {limit} bytes",
+  "the code is not valid Unicode text (an unpaired surrogate at character {n})",
+  "Completion is unavailable: {e}",
+];
+
+function templateRegex(template) {
+  const names = [];
+  const body = template.split(/(\{\w+\})/).map((part) => {
+    const m = part.match(/^\{(\w+)\}$/);
+    if (m) return names.push(m[1]), "([\\s\\S]*?)";
+    return part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }).join("");
+  return { re: new RegExp(`^${body}$`), names };
+}
+const COMPILED = MESSAGE_TEMPLATES.map((t) => ({ t, ...templateRegex(t) }));
+
+/** A judge message in the reader's language: a fixed text through the table, a text with
+ * values through its template (the values stay as they are). `tr` is i18n.js's. */
+export function translateMessage(message, tr) {
+  if (!message) return message;
+  const text = String(message);
+  const whole = tr(text);
+  if (whole !== text) return whole;
+  for (const { t, re, names } of COMPILED) {
+    const m = text.match(re);
+    if (!m) continue;
+    // values stay as the code produced them; only a nested message is worded again
+    const vars = Object.fromEntries(names.map((n, i) => [n, n === "msg" ? translateMessage(m[i + 1], tr) : m[i + 1]]));
+    return tr(t, vars);
+  }
+  return text;
+}
+
+export function failureMessage(f, tr) {
+  return translateMessage(f && f.message, tr);
+}

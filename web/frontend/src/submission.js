@@ -9,16 +9,23 @@ const container = document.getElementById("report");
 const statusEl = document.getElementById("sub-status");
 // A public failure links to its test's line, shown in the problem page's Tests tab.
 const links = { files: null, open: (file, line) => (location.href = `/problems/${encodeURIComponent(data.problem)}#test-source:${file}:${line}`) };
+// The student's file by name (no editor here: the line is named, the problem page marks it).
+const code = { file: null, open: null };
 const filesReady = fetch(`/api/problems/${encodeURIComponent(data.problem)}`)
-  .then((r) => (r.ok ? r.json() : null)).then((p) => (links.files = (p && p.public_tests) || null)).catch(() => null);
+  .then((r) => (r.ok ? r.json() : null)).then((p) => {
+    links.files = (p && p.public_tests) || null;
+    code.file = p && p.module ? `${p.module}.py` : null;
+  }).catch(() => null);
+// A hint's rule opens on the problem page, at that heading of the statement.
+const hints = { problem: data.problem, ruleHref: (anchor) => `/problems/${encodeURIComponent(data.problem)}#${encodeURIComponent(anchor)}` };
 
 function show(sub) {
-  statusEl.textContent = sub.status;
+  statusEl.textContent = tr(sub.status);
   statusEl.className = `status s-${sub.status}`;
   if (sub.report) {
     // the links need the test files: wait for them briefly, draw without them if they fail
     filesReady.finally(() => {
-      renderReport(container, sub.report, { origin: "server", links });
+      renderReport(container, sub.report, { origin: "server", links, code: code.file ? code : null, hints });
       container.dataset.done = "1";
     });
   }
@@ -33,7 +40,7 @@ if (data.status === "done") {
   if (data.queue_position) progress.setStatus(`${tr("queued, position")} ${data.queue_position}`);
   followSubmission(data.id, progress, (type) => {
     if (type === EVENTS.RUNNING) {
-      statusEl.textContent = "running";
+      statusEl.textContent = tr("running");
       statusEl.className = "status s-running";
     }
   }).then(show);

@@ -2,7 +2,7 @@
 // opened on the first step where they differ. The same picture for Run (in the page) and Submit.
 import { el } from "./render.js";
 import { tr } from "./i18n.js";
-import { alignSteps, callText, divergingRow, resultText, stateView, stepDifferences } from "./timeline_model.js";
+import { alignSteps, callText, chipText, divergingRow, resultText, stateDifferences, stateView, stepDifferences } from "./timeline_model.js";
 
 const TIER_NAMES = { host: "host memory", disk: "disk", gpu: "GPU", cpu: "CPU" };
 const STATE_NAMES = { "in-use": "in use", "free-cached": "free, cached", "free-empty": "free, empty" };
@@ -61,6 +61,19 @@ function sideView(side, step, diffs) {
   return box;
 }
 
+/** One difference of stateDifferences in the reader's words. */
+function differenceText(d) {
+  switch (d.what) {
+    case "free_queue": return tr("the free queue (which blocks are free, in which order)");
+    case "ref_cnt": return tr("block {b}'s reference count", { b: d.block });
+    case "contents": return tr("what block {b} holds", { b: d.block });
+    case "tier": return tr("the entries of {tier}", { tier: tr(TIER_NAMES[d.tier] || d.tier) });
+    case "counter": return tr("the counter {name}", { name: d.name });
+    case "result": return tr("what the call returned");
+    default: return tr("the call itself");
+  }
+}
+
 /** A <section class="timeline"> for one trace (see timeline_model.js), opened on the first step
  * where the two pools differ, marked; without one (the traces agree) on the last step. */
 export function renderTimeline(trace, { where = null } = {}) {
@@ -79,7 +92,7 @@ export function renderTimeline(trace, { where = null } = {}) {
   const stepButtons = rows.map((r, k) => {
     const s = r.expected || r.got;
     const b = el("button", { type: "button", class: `tl-step${k === diverge ? " diverges" : ""}`, "data-step": r.i, tabindex: "-1", onclick: () => show(k) },
-      `${r.i + 1}. ${multiPool && s.pool ? `#${s.pool} ` : ""}${s.op}`);
+      `${r.i + 1}. ${multiPool && s.pool ? `#${s.pool} ` : ""}${chipText(s)}`);
     steps.append(el("li", {}, b));
     return b;
   });
@@ -99,6 +112,10 @@ export function renderTimeline(trace, { where = null } = {}) {
     banner.textContent = diverge === null ? tr("Step {i}: the two pools agree at every step shown; the failure is in what the test observed", { i: n })
       : k === diverge ? tr("Step {i}: the first step where your pool differs from the reference's", { i: n })
         : k < diverge ? tr("Step {i}: both pools agree so far", { i: n }) : tr("Step {i}: after the first difference", { i: n });
+    if (k === diverge) {
+      const words = stateDifferences(r.expected, r.got).map(differenceText);
+      if (words.length) banner.append(el("span", { class: "tl-what" }, ` ${tr("What differs:")} ${words.join(tr("; "))}.`));
+    }
     banner.className = `tl-banner${k === diverge ? " diverges" : ""}`;
     const diffs = stepDifferences(r.expected, r.got);
     sides.replaceChildren(sideView("expected", r.expected, diffs), sideView("got", r.got, diffs));

@@ -146,3 +146,48 @@ export function resultText(step) {
   if (!step || step.result === undefined || step.result === null) return "";
   return short(step.result);
 }
+
+/** A step as its chip names it: `lookup(Y[0] Y[1] #2[2])` (a list's items joined by spaces,
+ * several arguments as name=value), cut to about `limit` characters. */
+export function chipText(step, limit = 48) {
+  if (!step) return "";
+  const part = (v) => (Array.isArray(v) ? v.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join(" ") : typeof v === "string" ? v : JSON.stringify(v));
+  const a = step.args;
+  let inner = "";
+  if (Array.isArray(a)) inner = part(a);
+  else if (a && typeof a === "object") {
+    const e = Object.entries(a);
+    inner = e.length === 1 ? part(e[0][1]) : e.map(([k, v]) => `${k}=${part(v)}`).join(", ");
+  } else if (a !== undefined && a !== null) inner = part(a);
+  const text = `${step.op}(${inner})`;
+  return text.length > limit ? `${text.slice(0, limit - 2)}…)` : text;
+}
+
+/** Which parts of the pool's state differ at a step, as facts the page words:
+ * [{what: "free_queue"} | {what: "ref_cnt", block} | {what: "contents", block} |
+ *  {what: "tier", tier} | {what: "counter", name} | {what: "result"} | {what: "call"}]. */
+export function stateDifferences(expStep, gotStep) {
+  const out = [];
+  if (!expStep || !gotStep) return out;
+  if (!same(expStep.op, gotStep.op) || !same(expStep.args, gotStep.args)) out.push({ what: "call" });
+  if (!same(expStep.result, gotStep.result)) out.push({ what: "result" });
+  const a = stateView(expStep.state);
+  const b = stateView(gotStep.state);
+  if (!same(a.freeQueue, b.freeQueue)) out.push({ what: "free_queue" });
+  for (let i = 0; i < Math.max(a.blocks.length, b.blocks.length); i++) {
+    const x = a.blocks[i];
+    const y = b.blocks[i];
+    if (!x || !y) continue;
+    if (x.refCnt !== y.refCnt) out.push({ what: "ref_cnt", block: i });
+    if (x.label !== y.label) out.push({ what: "contents", block: i });
+  }
+  for (const t of new Set([...a.tiers.map((q) => q.name), ...b.tiers.map((q) => q.name)])) {
+    const x = a.tiers.find((q) => q.name === t);
+    const y = b.tiers.find((q) => q.name === t);
+    if (!same(x && x.keys, y && y.keys)) out.push({ what: "tier", tier: t });
+  }
+  for (const k of new Set([...Object.keys(a.counters), ...Object.keys(b.counters)])) {
+    if (!same(a.counters[k], b.counters[k])) out.push({ what: "counter", name: k });
+  }
+  return out;
+}
