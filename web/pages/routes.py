@@ -178,19 +178,34 @@ async def set_name_form(request: Request):
 
 @router.get("/submissions/{sid}", response_class=HTMLResponse)
 def submission_page(request: Request, sid: int):
+    from web.courses.routes import course_staff_sees
     ctx = request.app.state.ctx
     with ctx.db.session() as s:
         sub = s.get(Submission, sid)
         v = find_visitor(ctx.db, _token(request))
         mine = v is not None and sub is not None and sub.visitor_id == v.id and \
             (sub.kind or LIVE) == LIVE
-        if sub is None or (not mine and not instructor_ok(request)):
+        if sub is None or (not mine and not instructor_ok(request) and not (
+                (sub.kind or LIVE) == LIVE and course_staff_sees(
+                    ctx.db, sessions.request_account(request), sub.visitor_id))):
             return render_error_page(request, 404, f"There is no submission {sid} among yours.")
         data = view(ctx.db, s, sub).model_dump()
+        # Staff reading someone's submission are told whose it is.
+        student = None if mine else student_name(s, sub.visitor_id)
     p = ctx.catalog.get(data["problem"])
-    return render(request, "submission.html", sub=data, p=p,
+    return render(request, "submission.html", sub=data, p=p, student=student,
                   code_html=highlight_python(data["code"]),
                   data={k: v for k, v in data.items() if k != "code"})
+
+
+def student_name(s, visitor_id: int) -> str:
+    """"Name (username)" of an account's visitor, else the anonymous visitor's name and id."""
+    from web.store.accounts import Account
+    a = s.scalar(select(Account).where(Account.visitor_id == visitor_id))
+    if a is not None:
+        return f"{a.display_name} ({a.username})"
+    v = s.get(Visitor, visitor_id)
+    return f"{v.display_name or ''} #{visitor_id}".strip()
 
 
 @router.get("/instructor", response_class=HTMLResponse)
