@@ -33,9 +33,13 @@ import types
 
 from judge import runner as runner_package
 from judge.judging.bounded import strict_dumps
-from judge.judging.test_verdict import Context, Redactor, compile_error, judge_test
-from judge.judging.report import Failure, Report, TestResult
 from judge.judging.child_log import ChildLog
+from judge.judging.report import Failure, Report, TestResult
+from judge.judging.run_record import RunRecord
+from judge.judging.suite_judge import SuiteJudge
+from judge.judging.test_id import TestId
+from judge.judging.test_verdict import Redactor
+from judge.judging.vocabulary import FailureKind
 from judge.runner import plugin
 from judge.runner.__main__ import pytest_args
 from judge.runner.errors import describe_import_error
@@ -68,17 +72,6 @@ def page_files() -> list[str]:
     return [os.path.relpath(f, repo).replace(os.sep, "/") for f in files]
 
 
-class PageRun:
-    """Stands for the sandbox's run of a suite: in the page nothing is timed out, killed or
-    limited by the judge (the page ends a run that takes too long itself, from JavaScript)."""
-    timed_out = memory_exceeded = output_exceeded = disk_exceeded = False
-    signal = returncode = timeout_kind = clock = None
-    attempts = 1
-
-    def __init__(self, log: ChildLog, spawn_t: float, wall_s: float):
-        self.log, self.spawn_t, self.wall_s = log, spawn_t, wall_s
-
-
 def run(spec: dict) -> dict:
     """Runs `spec["tests"]` against `spec["source"]` imported as `spec["module"]`.
 
@@ -97,14 +90,14 @@ def run(spec: dict) -> dict:
     filename = f"{module}.py"
     ce = syntax_check(source, filename, spec.get("python"))
     if ce is not None:
-        return _result(Verdict.CE, _not_run(planned, weights, "compile"), started,
+        return _result(Verdict.CE, _not_run(planned, weights, FailureKind.COMPILE), started,
                        compile_error=ce)
 
     root, suite_dir, submission = _write_files(spec)
     S = plugin.S
     S.writer = writer = EventWriter(os.path.join(root, "results.jsonl"))
     S.submission, S.suite_dir = submission, suite_dir
-    S.limits, S.current, S.observer, S.count = {}, None, None, 0
+    S.limits, S.current, S.observer = {}, None, None
     writer.emit("start", t=now(), python=platform.python_version(), pid=os.getpid())
     out = io.StringIO()
     saved = sys.stdout, sys.stderr, os.getcwd()
@@ -120,14 +113,16 @@ def run(spec: dict) -> dict:
         os.chdir(saved[2])
     wall_s = time.perf_counter() - t0
     if missing is not None:
-        res = _result(Verdict.CE, _not_run(planned, weights, "not_run"), started)
+        res = _result(Verdict.CE, _not_run(planned, weights, FailureKind.NOT_RUN), started)
         res["verdict"] = "unsupported"
         res["unsupported"] = (f"Your code imports {missing}, which the browser cannot run. "
                               "Press Submit: the server grades it with the full test suite.")
         return res
     log = _log(root)
-    tests, ce, internal = _judge(log, PageRun(log, spawn_t, wall_s), source, expected, weights,
-                                 skips)
+    # in the page nothing is timed out, killed or limited by the judge (the page ends a run
+    # that takes too long itself, from JavaScript): the record has no flags and no clock
+    page_run = RunRecord(SUITE, log, spawn_t, wall_s, ended=True)
+    tests, ce, internal = _judge(page_run, source, expected, weights, skips)
     res = _result(overall([t.verdict for t in tests], compile_error=ce is not None,
                           internal_error=internal is not None),
                   tests, started, compile_error=ce, output=out.getvalue()[-20000:] or None,
@@ -136,42 +131,33 @@ def run(spec: dict) -> dict:
     return res
 
 
-def _judge(log: ChildLog, page_run: PageRun, source: str, expected, weights, skips: dict):
-    """(tests, compile_error, internal error) as the server's grading makes them from a run."""
-    redact = Redactor([], [])
-    ctx = Context(page_run, hidden=False, source=source, redact=redact, limits=None,
-                  suite=SUITE)
+def _judge(page_run: RunRecord, source: str, expected, weights, skips: dict):
+    """(tests, compile_error, internal error) as the server's grading makes them from a run:
+    the same per-suite loop (suite_judge.py), with the page's one difference: a test that
+    needs a module the browser lacks is SKIP, a test file that does (at import) no CE."""
+    log = page_run.log
     skipped_files = {e.get("file"): _missing_in(e.get("message")) for e in log.collect_errors}
     skipped_files = {f: m for f, m in skipped_files.items() if m}
-    errors = [e for e in log.collect_errors if e.get("file") not in skipped_files]
-    info = log.compile_error or (errors[0] if errors else None)
-    ce = None
-    if info is not None:
-        context = "" if log.compile_error else \
-            f"a test file ({info.get('file')}) could not import from your module: "
-        ce = compile_error(info, hidden=False, source=source, redact=redact, context=context)
-    internal = log.runner_error
     if expected is None:  # no reference: each test is held against what it observed itself
         expected = {f"{SUITE}/{n}": {"outcome": "skipped" if log.tests[n].outcome == "skipped"
                                      else "passed", "observations": log.tests[n].observations}
                     for n in (log.collected or []) if n in log.tests}
-    tests = []
-    for name, entry in expected.items():
-        node = name.split("/", 1)[1]
-        rec = log.tests.get(node)
-        r = judge_test(name, SUITE, float(weights.get(name, 1.0)), entry, rec, ctx,
-                       victim=node == log.running)
+
+    def browser_lacks(r: TestResult, rec) -> TestResult:
         fin = (rec.finished or {}) if rec is not None else {}
-        missing = skipped_files.get(node.split("::", 1)[0]) or _missing_in(
-            skips.get(node) if fin.get("outcome") == "skipped" else fin.get("message"))
-        if ce is not None or internal is not None:
-            r = TestResult(name, SUITE, Verdict.NR, weight=r.weight, failure=Failure("not_run"))
-        elif missing and r.verdict.counts and not r.verdict.passed:
-            r = TestResult(name, SUITE, Verdict.SKIP, weight=r.weight, failure=Failure(
-                "skipped", message=f"needs {missing}, which the browser cannot run: Submit "
-                "grades it on the server"))
-        tests.append(r)
-    return tests, ce, internal
+        node = TestId.parse(r.name)
+        missing = skipped_files.get(node.file) or _missing_in(
+            skips.get(node.node) if fin.get("outcome") == "skipped" else fin.get("message"))
+        if not (missing and r.verdict.counts and not r.verdict.passed):
+            return r
+        return TestResult(r.name, SUITE, Verdict.SKIP, weight=r.weight, failure=Failure(
+            FailureKind.SKIPPED, message=f"needs {missing}, which the browser cannot run: "
+            "Submit grades it on the server"))
+
+    judge = SuiteJudge(SUITE, expected, weight=lambda n: float(weights.get(n, 1.0)),
+                       hidden=False, source=source, redact=Redactor([], []))
+    out = judge.finish(page_run, ignore_files=frozenset(skipped_files), adjust=browser_lacks)
+    return out.tests, out.compile_error, out.internal
 
 
 def _result(verdict: Verdict, tests: list, started: float, *, compile_error=None, output=None,
@@ -190,7 +176,7 @@ def _result(verdict: Verdict, tests: list, started: float, *, compile_error=None
     return res
 
 
-def _not_run(names, weights, kind: str) -> list[TestResult]:
+def _not_run(names, weights, kind: FailureKind) -> list[TestResult]:
     return [TestResult(n, SUITE, Verdict.NR, weight=float(weights.get(n, 1.0)),
                        failure=Failure(kind)) for n in names]
 

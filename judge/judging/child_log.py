@@ -93,10 +93,6 @@ class TestRecord:
     def outcome(self) -> str | None:
         return self.finished["outcome"] if self.finished else None
 
-    @property
-    def duration_s(self) -> float | None:
-        return self.finished.get("duration_s") if self.finished else None
-
 
 @dataclass
 class ChildLog:

@@ -103,9 +103,6 @@ class JobQueue:
         """The "any" queue's Huey (what the embedded consumer runs)."""
         return self.hueys["any"]
 
-    def set_handler(self, handler: Callable[[int], str]) -> None:
-        self._handler = handler
-
     def enqueue(self, submission_id: int, priority: int = LIVE_PRIORITY,
                 device: str | None = None) -> None:
         q = queue_for(device)
