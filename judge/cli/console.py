@@ -79,16 +79,15 @@ class Progress:
     def __init__(self, console: Console, stream=None):
         self.console, self.stream = console, stream or sys.stderr
         self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
-        self.total = self.done = 0
-        self.failed = 0
+        self.total = 0
+        self.verdicts: dict[str, str] = {}  # a test's later TEST_FINISHED replaces its first
 
     def __call__(self, event: dict) -> None:
         kind = event.get("type")
         if kind == "suite_started":
             self.total += len(event.get("tests", []))
         elif kind == "test_finished":
-            self.done += 1
-            self.failed += event.get("verdict") not in ("AC", "SKIP")
+            self.verdicts[str(event.get("test"))] = str(event.get("verdict"))
         elif kind == "done":
             if self.enabled:
                 self.stream.write("\r\033[K")
@@ -98,10 +97,10 @@ class Progress:
             return
         if self.enabled and self.total:
             n = 30
-            fill = int(n * self.done / self.total)
+            fill = min(n, int(n * len(self.verdicts) / self.total))
             bar = "#" * fill + "." * (n - fill)
             name = defang(str(event.get("test", ""))[-50:]) if kind == "test_finished" else ""
-            self.stream.write(f"\r\033[K[{bar}] {self.done}/{self.total} {name}")
+            self.stream.write(f"\r\033[K[{bar}] {len(self.verdicts)}/{self.total} {name}")
             self.stream.flush()
 
 
@@ -190,7 +189,7 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> Non
     v = report["verdict"]
     con.print(f"{con.t('Verdict')}: {con.verdict(v)} ({verdict_name(v, con.lang)})   "
               f"{con.t('score')}: {report['score'] * 100:.0f}%")
-    suites = {t["name"].split("/", 1)[0] for t in report["tests"]}
+    suites = {t["suite"] for t in report["tests"]}
     if report.get("scored_suites") == ["hidden"] and len(suites) > 1:
         con.print(con.c(con.t("The score counts the hidden tests only; the public tests are for "
                               "practice."), "dim"))

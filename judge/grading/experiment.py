@@ -27,6 +27,7 @@ import json
 from pathlib import Path
 
 from judge.judging.verdict import Verdict
+from judge.judging.test_id import TestId
 
 LABEL = "tokens computed per turn"
 FILE_NAME = "experiment.json"
@@ -76,7 +77,7 @@ def report_experiment(problem, ref_tests: dict, results, runs: dict) -> dict | N
         passed = any(r.name == name and r.verdict is Verdict.AC for r in results)
         run = runs.get("hidden")
         if passed and run is not None:
-            rec = run.log.tests.get(name.split("/", 1)[1])
+            rec = run.log.tests.get(TestId.parse(name).node)
             mine = series_of(rec.observations if rec is not None else None)
             out["yours"] = mine[1] if mine is not None else None
         return out

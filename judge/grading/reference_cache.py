@@ -29,6 +29,7 @@ from pathlib import Path
 from judge.config import settings
 from judge.grading.environment import cache_tag
 from judge.judging.clock import TimeLimits, shown_cpu_s
+from judge.judging.test_id import TestId
 from judge.problem import Problem
 from judge.grading.workdir import RUNNER_SRC
 
@@ -139,7 +140,7 @@ def _check_reference(problem: Problem, suite: str, run) -> dict:
                                f"{err['exc_type']}: {err['message']}\n{err.get('traceback')}")
     collected = log.collected or []
     expected = {t.node for t in problem.tests(suite)}
-    found = {n.split("[", 1)[0] for n in collected}
+    found = {TestId(suite, n).base for n in collected}
     if expected - found:
         raise ReferenceFailure(f"{where}: tests not collected: {sorted(expected - found)}")
     clock = run.clock

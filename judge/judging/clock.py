@@ -38,6 +38,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Protocol
 
+from judge.judging.test_id import TestId
+
 
 class Usage(Protocol):
     """What the clock reads of a usage sample (judge.sandbox.usage.Usage has these fields; the
@@ -52,6 +54,13 @@ class Usage(Protocol):
 WALL_FACTOR = 3.0
 GRACE_S = 1.5   # the runner's own watchdog acts at the limit + 1 s: leave it the first word
 SUITE_FACTOR = 2.0
+# A whole grading's wall clock (less the time it waited for a CPU) is capped by its suites' CPU
+# budgets plus this: one submission whose phases each slept just under their net, with forged
+# tests adding phases, held a grader for 24 minutes on 2 s of CPU (issue 20).
+WALL_ALLOWANCE_S = 60.0
+# A phase stopped by the wall net that used less CPU than this share of its wall time slept
+# (or blocked): it is not run again, since a busy host would have left it computing.
+SLEPT_FRACTION = 0.1
 
 
 def cpu_limit(limits, ref_cpu_s: float | None) -> float:
@@ -78,12 +87,13 @@ class TimeLimits:
     import_s: float
     gap_s: float
     budget_s: float | None = None  # CPU seconds for the whole run (None: only cpu_s)
+    wall_cap_s: float | None = None  # what is left of the grading's wall clock (grading_cap)
 
     @classmethod
     def from_reference(cls, limits, ref_suite: dict, ref_tests: Mapping[str, dict]
                        ) -> "TimeLimits":
         """`ref_tests`: {"<suite>/<node>": reference entry} of the tests that will run."""
-        tests = {n.split("/", 1)[1]: cpu_limit(limits, e.get("time_s"))
+        tests = {TestId.parse(n).node: cpu_limit(limits, e.get("time_s"))
                  for n, e in ref_tests.items()}
         ref_total = sum(float(ref_suite.get(k) or 0.0) for k in ("import_s", "gap_s")) + sum(
             float(e.get("time_s") or 0.0) for e in ref_tests.values())
@@ -100,7 +110,7 @@ class TimeLimits:
     def for_test(self, node: str) -> float:
         if node in self.tests:
             return self.tests[node]
-        return self.tests.get(node.split("[", 1)[0], self.default_s)
+        return self.tests.get(TestId("", node).base, self.default_s)
 
 
 @dataclass
@@ -175,6 +185,11 @@ class PhaseClock:
         if self.stopped is None and self._over_budget(u):
             self.stopped = Stop(ph.name or "gap", "budget", self._use(ph, u),
                                 self.limits.budget_s)
+        cap = self.limits.wall_cap_s
+        if self.stopped is None and cap is not None and u.wall_s - u.wait_s > cap:
+            self.stopped = Stop(ph.name or "gap", "cap", self._use(ph, u), cap)
+        if self.stopped is not None and self.stopped.kind == "cap":
+            return "cpu"  # a limit that is not the host's doing: never run again
         if ph.limit_s is None or self.stopped is not None:
             return "cpu" if self.stopped and self.stopped.kind == "budget" else None
         used = self._use(ph, u)
@@ -233,6 +248,19 @@ class _NoUsage:
     wall_s: float = 0.0
     cpu_s: float | None = 0.0
     wait_s: float = 0.0
+
+
+def grading_cap(limits: Mapping[str, TimeLimits]) -> float:
+    """The wall clock a whole grading's runs may take, less the time they waited for a CPU:
+    their CPU budgets (a run that computes needs at least that) plus WALL_ALLOWANCE_S."""
+    return round(sum(t.budget_s or 0.0 for t in limits.values()) + WALL_ALLOWANCE_S, 3)
+
+
+def slept(stop: Stop | None) -> bool:
+    """The wall net stopped a phase that was hardly computing: its own doing, not the
+    host's, so running it again would only hold the grader as long once more."""
+    return bool(stop is not None and stop.kind == "wall" and stop.used.cpu_s is not None
+                and stop.used.cpu_s < SLEPT_FRACTION * stop.used.wall_s)
 
 
 def _zero_usage() -> Usage:
