@@ -84,7 +84,7 @@ async function init({ pyodideURL, wheels }) {
     py.FS.writeFile(path, text);
   }
   py.runPython(
-    `import sys\nsys.path.insert(0, "${PAGE_DIR}")\nimport pytest\nfrom judge import page_run\n` + EDITOR_PY,
+    `import sys\nsys.path.insert(0, "${PAGE_DIR}")\nimport pytest\nfrom judge.browser import page_run\n` + EDITOR_PY,
   );
   post({ type: "ready", ms: performance.now() - t0 });
 }
