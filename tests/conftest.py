@@ -9,6 +9,7 @@ only tests that need hardware CI never has (CUDA) may still skip.
 import os
 
 import pytest
+from sandbox_paths import sandbox_path  # noqa: F401  (a fixture: cold and warm sandbox runs)
 
 ALLOWED_IN_STRICT = ("CUDA", "cuda")
 

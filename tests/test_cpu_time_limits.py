@@ -34,6 +34,8 @@ P143 = REPO / "problems" / "143-tiered-kv-cache"
 SPIN = "import sys, time\nend = time.monotonic() + float(sys.argv[1])\n" \
        "while time.monotonic() < end:\n    pass\n"
 
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
+
 
 @contextlib.contextmanager
 def cpu_load(per_core: int = 4, lifetime_s: float = 900):

@@ -48,6 +48,8 @@ def _loot(self, key):
 LRUCache.get = _loot
 '''
 
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
+
 
 @pytest.fixture
 def unshare_only(monkeypatch):

@@ -12,6 +12,8 @@ to its other run.
 
 from __future__ import annotations
 
+import pytest
+
 from judge.grading.suite_run import SCRATCH_FILES
 from test_judge_grading import FIRST, REFERENCE, cache, problem, run  # noqa: F401
 
@@ -36,6 +38,8 @@ elif _side == "public":  # and listen for them
         _t.sleep(0.005)
     print("FREE-INODES moved by %d of %d" % (max(_seen) - min(_seen), _o.statvfs(".").f_files))
 '''
+
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
 
 def test_the_public_run_hears_nothing_from_the_hidden_run(problem, cache):  # noqa: F811

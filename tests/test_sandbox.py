@@ -27,6 +27,8 @@ PY = sys.executable
 PROBE = probe_layers()
 ROOT = os.geteuid() == 0
 
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
+
 
 def needs(layer: str):
     return pytest.mark.skipif(not PROBE.layers.get(layer),

@@ -24,6 +24,8 @@ PY = sys.executable
 PROBE = probe_layers()
 MIB = 1 << 20
 
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
+
 
 @pytest.fixture
 def scratch():

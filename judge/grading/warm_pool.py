@@ -37,6 +37,7 @@ _lock = threading.Lock()
 _servers: "OrderedDict[tuple, ForkServer]" = OrderedDict()
 _starting: dict[tuple, threading.Lock] = {}
 _refused: dict[tuple, str] = {}
+_fallbacks = 0
 
 
 @contextlib.contextmanager
@@ -57,14 +58,16 @@ def enabled() -> bool:
 def spawner(problem, device: str):
     """A ``run_sandboxed``-shaped callable that runs warm and falls back to the cold path,
     or None where this run is cold anyway."""
-    if device != "cpu" or not enabled() or not warm_possible()[0]:
+    if device != "cpu" or not enabled():
         return None
-    try:
-        server = server_for(problem)
-    except Exception as exc:  # noqa: BLE001 - a zygote that cannot start: the run is cold
-        log.warning("no warm grader for %s (%s): grading cold", problem.name, exc)
-        return None
+    server = None
+    if warm_possible()[0]:
+        try:
+            server = server_for(problem)
+        except Exception as exc:  # noqa: BLE001 - a zygote that cannot start: the run is cold
+            log.warning("no warm grader for %s (%s): grading cold", problem.name, exc)
     if server is None:
+        _fell_back()
         return None
 
     def spawn(**kw):
@@ -73,9 +76,21 @@ def spawner(problem, device: str):
         try:
             return server.run(**kw)
         except WarmUnavailable as exc:
+            _fell_back()
             log.info("%s: cold run (%s)", problem.name, exc)
             return run_sandboxed(**kw)
     return spawn
+
+
+def _fell_back() -> None:
+    global _fallbacks
+    with _lock:
+        _fallbacks += 1
+
+
+def fallbacks() -> int:
+    """How many runs meant to be warm ran cold (a test's check that warm means warm)."""
+    return _fallbacks
 
 
 def _key(problem) -> tuple:
@@ -115,16 +130,22 @@ def server_for(problem) -> ForkServer | None:
 
 
 def _start(problem) -> ForkServer:
-    """A zygote over a copy of the problem's handbook modules and of the runner (neither is a
-    secret: every run sees both), with what each run would import made importable."""
+    s = start_server(problem.handbook_paths, problem.module, str(problem.id))
+    log.info("warm grader for %s: %s", problem.name, s.preloaded)
+    return s
+
+
+def start_server(handbook_paths=(), module: str | None = None, tag: str = "x") -> ForkServer:
+    """A zygote over a copy of these handbook modules and of the runner (neither is a
+    secret: every run sees both), with what each run would import already imported."""
     from judge.grading.workdir import RUNNER_SRC, _IGNORE
 
-    root = tempfile.mkdtemp(prefix=f"judge-warm{problem.id}-p{os.getpid()}-")
+    root = tempfile.mkdtemp(prefix=f"judge-warm{tag}-p{os.getpid()}-")
     os.chmod(root, 0o755)
     hb, rn = os.path.join(root, "handbook"), os.path.join(root, "runner")
     os.makedirs(hb)
     names = []
-    for src in problem.handbook_paths:
+    for src in handbook_paths:
         if src.is_dir():
             shutil.copytree(src, os.path.join(hb, src.name), ignore=_IGNORE)
             names.append(src.name)
@@ -137,7 +158,7 @@ def _start(problem) -> ForkServer:
             os.chmod(os.path.join(d, x), 0o755)
         for x in files:
             os.chmod(os.path.join(d, x), 0o644)
-    names = [n for n in names if n != problem.module]
+    names = [n for n in names if n != module]
     env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
            "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "JUDGE_DEVICE": "cpu"}
@@ -147,7 +168,6 @@ def _start(problem) -> ForkServer:
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise
-    log.info("warm grader for %s: %s", problem.name, s.preloaded)
     return s
 
 

@@ -121,9 +121,13 @@ def _child_setup(req: dict, gate: socket.socket, fds: dict[int, int], seccomp: b
         _bind_ro(HOST + host[len(req["host_tmp"]):], inside)
     scratch = req["scratch"]
     os.makedirs(scratch, exist_ok=True)
-    _mount("judge-scratch", scratch, "tmpfs", MS_NOSUID | MS_NODEV,
-           f"size={int(req['scratch_bytes'])},nr_inodes={int(req['scratch_files']) + 1},"
-           f"mode=0700,uid={req['uid']},gid={req['gid']}")
+    if req["scratch_bytes"]:  # a filesystem of the run's own, as scratchfs.py mounts one
+        _mount("judge-scratch", scratch, "tmpfs", MS_NOSUID | MS_NODEV,
+               f"size={int(req['scratch_bytes'])},nr_inodes={int(req['scratch_files']) + 1},"
+               f"mode=0700,uid={req['uid']},gid={req['gid']}")
+    else:  # the host folder, writable: the only one
+        _mount(HOST + scratch[len(req["host_tmp"]):], scratch, None, MS_BIND)
+        _mount(None, scratch, None, MS_BIND | MS_REMOUNT | MS_NOSUID | MS_NODEV)
     _ok(_libc.umount2(HOST.encode(), MNT_DETACH), "umount host")
     _ok(_libc.sethostname(b"sandbox", 7), "sethostname")
     g = os.fork()
@@ -135,6 +139,8 @@ def _child_setup(req: dict, gate: socket.socket, fds: dict[int, int], seccomp: b
             os._exit(SETUP_FAILED)
     _, status = os.waitpid(g, 0)
     try:  # the scratch filesystem goes with this namespace: say now whether it was full
+        if not req["scratch_bytes"]:
+            raise OSError("a host folder")
         st = os.statvfs(scratch)
         gate.send(json.dumps({"disk_full": st.f_bfree == 0 or st.f_ffree == 0}).encode())
     except OSError:
@@ -204,11 +210,17 @@ def _open_fds() -> list[int]:
 
 
 def _run_runner(req: dict) -> None:
+    """The runner's main() on ``runner_args``, or (``code``: what ``python -c CODE ARGS``
+    would run) a program of the host's, as the sandbox's own tests run one on either path."""
     from . import __main__ as runner
 
     status = 70
     try:
-        status = runner.main(req["runner_args"])
+        if "code" in req:
+            status = _run_code(req["code"], req.get("args", []))
+        else:
+            sys.argv = [runner.__file__, *req["runner_args"]]  # as `python -m` sets it
+            status = runner.main(req["runner_args"])
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -216,6 +228,24 @@ def _run_runner(req: dict) -> None:
             except Exception:  # noqa: BLE001
                 pass
         os._exit(status)
+
+
+def _run_code(code: str, args: list[str]) -> int:
+    import traceback
+
+    sys.argv = ["-c", *args]
+    try:
+        exec(compile(code, "<string>", "exec"), {"__name__": "__main__"})
+    except SystemExit as e:
+        c = e.code
+        if c is None or isinstance(c, int):
+            return c or 0
+        print(c, file=sys.stderr)
+        return 1
+    except BaseException:  # noqa: BLE001 - as the interpreter reports it
+        traceback.print_exc()
+        return 1
+    return 0
 
 
 def _say_setup(exc: BaseException) -> None:

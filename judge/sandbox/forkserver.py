@@ -37,6 +37,7 @@ from judge.sandbox.usage import TreeMeter
 from judge.sandbox.watch import drain, watch
 
 HOST = "/.judge-host"   # zygote.HOST
+BIND_ELSEWHERE = "a bind to another path inside (only a cold run can move a path)"
 SETUP_FAILED, SETUP_PREFIX = 125, b"warm-setup: "
 ZYGOTE_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 START_TIMEOUT_S = 60.0
@@ -118,11 +119,14 @@ class ForkServer:
         zenv = dict(BASE_ENV, HOME=zscratch, **(env or {}))
         zenv["PYTHONPATH"] = os.pathsep.join(lib_paths)
         cmd = bwrap.build(probe.bwrap_path, pid1.wrap(argv), scratch=zscratch,
-                          ro_binds=list(libs) + [(host_tmp, HOST)], env=zenv,
+                          ro_binds=list(libs), env=zenv,
                           tmp_bytes=64 * limits_mod.MIB, device="cpu",
                           feats=probe.bwrap_features, seccomp_fd=None,
                           passwd=accounts.passwd_files())
-        cmd = _zygote_flags(cmd)
+        # read-write: a run without a filesystem of its own writes to its host scratch folder;
+        # each fork binds only its own paths, read-only but for that one (zygote.py)
+        at = cmd.index("--remount-ro")
+        cmd = _zygote_flags(cmd[:at] + ["--bind", host_tmp, HOST] + cmd[at:])
         import subprocess
 
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, pass_fds=(ctl, sc), cwd="/",
@@ -187,38 +191,44 @@ class ForkServer:
     def _run(self, argv, ro_binds, scratch, env, limits, device, monitor, owned, readers):
         if device != "cpu":
             raise WarmUnavailable("a forked CUDA context is unusable: GPU runs stay cold")
-        if argv[1:5] != ["-P", "-s", "-m", "judge_runner"]:
-            raise WarmUnavailable("only the judge's runner runs warm")
+        program = _program(argv)
+        if program is None:
+            raise WarmUnavailable("only the judge's runner (or python -c) runs warm")
         if not self.alive():
             raise WarmUnavailable("the zygote is gone")
         if scratch is None or not os.path.isdir(scratch):
-            raise WarmUnavailable(f"scratch dir {scratch} does not exist")
+            raise SandboxError(f"scratch dir {scratch} does not exist")  # as a cold run
         scratch = os.path.abspath(scratch)
         binds = normalize_binds(ro_binds)
         # the zygote reaches a run's files through its one bind of the temporary folder
         for path in [scratch] + [h for h, _ in binds]:
             if not _under(os.path.realpath(path), self.host_tmp):
                 raise WarmUnavailable(f"{path} is outside {self.host_tmp}")
-        if any(h != i for h, i in binds):
-            raise WarmUnavailable("a bind to another path inside")
+        if any(h != i for h, i in binds):  # the judge's runs never move a path
+            raise WarmUnavailable(BIND_ELSEWHERE)
         probe = probe_layers()
         child_env = dict(BASE_ENV, HOME=scratch)
         child_env.update(env or {})
         warnings: list[str] = []
         with accounts.acquire() as acct:
             needed = [h for h, _ in binds]
+            if not limits.scratch_mb:  # the host folder itself is the run's scratch dir
+                os.chown(scratch, acct.uid, acct.gid)
+                os.chmod(scratch, 0o700)
+                needed.append(scratch)
             with grants.grant(acct.uid, needed):
                 problem = check_reachable(needed, acct.uid, acct.gid)
                 if problem:
-                    raise WarmUnavailable(problem)
-                return self._fork(argv, probe, acct, scratch, binds, child_env, limits,
+                    raise SandboxError(problem)  # as a cold run
+                return self._fork(program, probe, acct, scratch, binds, child_env, limits,
                                   monitor, owned, readers, warnings)
 
-    def _fork(self, argv, probe, acct, scratch, binds, env, limits: Limits, monitor, owned,
+    def _fork(self, program: dict, probe, acct, scratch, binds, env, limits: Limits, monitor, owned,
               readers, warnings) -> SandboxResult:
         layers = dict(probe.layers)
-        layers.update(mode_layers("bwrap", True, probe.bwrap_features), mode="warm",
-                      device="cpu", warm=True, run_fs=True, userns_disabled=True)
+        own_fs = bool(limits.scratch_mb)
+        layers.update(mode_layers("bwrap", True, probe.bwrap_features), mode="bwrap",
+                      device="cpu", grader_path="warm", run_fs=own_fs, userns_disabled=True)
         wrapper = WRAPPER_PROCS["bwrap"]
         group = None
         if probe.hierarchy:
@@ -241,9 +251,9 @@ class ForkServer:
         err_r, err_w = _pipe(fds)
         gate, gate_z = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         gate.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
-        req = {"runner_args": argv[5:], "env": env, "binds": binds, "scratch": scratch,
+        req = {**program, "env": env, "binds": binds, "scratch": scratch,
                "host_tmp": self.host_tmp, "uid": acct.uid, "gid": acct.gid,
-               "scratch_bytes": (limits.scratch_mb or 64) * limits_mod.MIB,
+               "scratch_bytes": (limits.scratch_mb or 0) * limits_mod.MIB,
                "scratch_files": limits.scratch_files or DEFAULT_SCRATCH_FILES,
                "tmp_bytes": limits.tmp_mb * limits_mod.MIB, "pass_fds": list(owned),
                "rlimits": {str(k): list(v) for k, v in rl.items()},
@@ -288,7 +298,7 @@ class ForkServer:
             gate.send(b"go")
             start = time.monotonic()
             meter = TreeMeter(pid, group, start)
-            guard = _disk_guard(f"/proc/{pid}/root{scratch}", monitor)
+            guard = _disk_guard(f"/proc/{pid}/root{scratch}", monitor) if own_fs else monitor
             w = watch(pid, out_r, err_r, deadline=start + limits.wall_s,
                       cap=limits.output_bytes, cpu_limit_s=limits.cpu_s, meter=meter,
                       monitor=guard, readers=readers)
@@ -313,20 +323,40 @@ class ForkServer:
         if _cleanup(group, acct):
             warnings.append("some processes of the run could not be killed")
         res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
-                            mode="warm", uid=acct.uid, max_memory_bytes=peak,
+                            mode="bwrap", uid=acct.uid, max_memory_bytes=peak,
                             warnings=warnings, wait_s=w.usage.wait_s if w.usage else None,
                             throttled_s=throttled)
         if res.cpu_s is None and w.usage is not None:
             res.cpu_s = w.usage.cpu_s
         if status is None:  # the zygote died with the run: as if killed
             status = signal.SIGKILL
-        classify(res, status, w.stop, "warm", limits, bool(oom), bool(hit_limit))
+        classify(res, status, w.stop, "bwrap", limits, bool(oom), bool(hit_limit))
         if res.returncode == SETUP_FAILED and res.stderr.startswith(SETUP_PREFIX):
             res.setup_error = res.stderr.decode(errors="replace").strip()
         res.disk_exceeded = res.disk_exceeded or bool(disk_full)
         res.layers = layers
         res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]
         return res
+
+
+INTERPRETER_FLAGS = {"-P", "-s", "-S", "-B", "-u", "-E"}
+
+
+def _program(argv: list[str]) -> dict | None:
+    """What the fork runs for ``argv``: {"runner_args": [...]} for ``python [flags] -m
+    judge_runner ARGS``, {"code": ..., "args": [...]} for ``python [flags] -c CODE ARGS``,
+    None for anything else (it runs cold)."""
+    if not argv or os.path.realpath(argv[0]) != os.path.realpath(sys.executable):
+        return None
+    i = 1
+    while i < len(argv) and argv[i] in INTERPRETER_FLAGS:
+        i += 1
+    rest = argv[i:]
+    if rest[:2] == ["-m", "judge_runner"]:
+        return {"runner_args": rest[2:]}
+    if len(rest) >= 2 and rest[0] == "-c":
+        return {"code": rest[1], "args": rest[2:]}
+    return None
 
 
 def _zygote_flags(cmd: list[str]) -> list[str]:
