@@ -5,6 +5,8 @@ the same per-test verdicts and the same first divergence."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from judge import grade, list_problems, public_expectations
@@ -34,6 +36,14 @@ def test_page_and_server_agree(problem, root):
     files["starter"] = problem.starter_source
     assert any(k.startswith("accepted/") for k in files)
     assert any(k.startswith("wrong_answer/") for k in files)
+    page = _agree(problem, files, expected, root)
+    assert any(r["verdict"] == "WA" for r in page.values())
+    # the reference's entries pass through whole: its timeline reaches the page's failures
+    assert any((r["first_failure"] or {}).get("trace") for r in page.values())
+
+
+def _agree(problem, files: dict, expected: dict, root, fields=DIVERGENCE) -> dict:
+    """Runs every file in the page and on the server; asserts they agree; the page's reports."""
     page = dict(zip(files, run_page(root, [page_spec(problem, src, expected, grading_python())
                                            for src in files.values()])))
     for name, source in files.items():
@@ -43,10 +53,40 @@ def test_page_and_server_agree(problem, root):
                                                      server["first_failure"])
         assert [(t["name"], t["verdict"]) for t in got["tests"]] == \
             [(t["name"], t["verdict"]) for t in server["tests"]], name
-        first = {k: (server["first_failure"] or {}).get(k) for k in DIVERGENCE}
-        assert {k: (got["first_failure"] or {}).get(k) for k in DIVERGENCE} == first, name
+        first = {k: (server["first_failure"] or {}).get(k) for k in fields}
+        assert {k: (got["first_failure"] or {}).get(k) for k in fields} == first, name
         if name.startswith("accepted/"):  # a wrong answer may fail only hidden tests
             assert got["verdict"] == "AC", name
-    assert any(r["verdict"] == "WA" for r in page.values())
-    # the reference's entries pass through whole: its timeline reaches the page's failures
-    assert any((r["first_failure"] or {}).get("trace") for r in page.values())
+    return page
+
+
+# An imported problem (tests/fixtures/handbook_more, in the handbook's format): its tests use the
+# `checker` helpers, which the page's runner must run as the server's does.
+BLOCKS = Path(__file__).resolve().parent / "fixtures" / "handbook_more" / "serving" / "block-table"
+WRONG_EXAMPLE = (BLOCKS / "solution.py").read_text(encoding="utf-8").replace(
+    "    return (tokens", "    if (tokens, block_size) == (5, 4):\n        return 3\n    return (tokens")
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory):
+    from judge.cli.main import main as judge_main
+    from judge.problem import load_problem
+
+    bank = tmp_path_factory.mktemp("imported") / "problems"
+    assert judge_main(["import", str(BLOCKS), "--problems", str(bank), "--no-check"]) == 0
+    return load_problem(bank / "900-block-table")
+
+
+def test_page_and_server_agree_on_an_imported_problem(imported, root):
+    assert imported.browser  # pure Python: the page runs it
+    expected = public_expectations(imported)
+    files = {"accepted/solution.py": (BLOCKS / "solution.py").read_text(encoding="utf-8"),
+             "wrong_answer/example_only.py": WRONG_EXAMPLE, "starter": imported.starter_source}
+    # Known gap, left to the harness (issue 18 item 3): on the server an imported problem's
+    # tests run in a trusted process and the submission behind a call proxy, so the server's
+    # report has no line in the student's file and no student frames, where the page (one
+    # process) has them. Everything else of the first divergence must agree.
+    page = _agree(imported, files, expected, root,
+                  fields=tuple(k for k in DIVERGENCE if k not in ("line", "traceback")))
+    assert page["wrong_answer/example_only.py"]["verdict"] == "WA"
+    assert page["starter"]["verdict"] != "AC"

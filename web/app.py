@@ -24,7 +24,8 @@ from starlette.middleware.gzip import GZipMiddleware
 
 from judge.problem import ProblemBank
 
-from web.api import instructor, problems, regrade, submissions, visitors, workers as worker_api
+from web.api import (instructor, practice, problems, regrade, submissions, visitors,
+                     workers as worker_api)
 from web.accounts.routes import router as account_pages
 from web.api.edge import EdgeGuard
 from web.api.errors import install_error_handlers
@@ -167,7 +168,7 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     )
     app.state.ctx = ctx
     install_error_handlers(app, render_error_page)
-    for api in (problems, submissions, visitors, instructor, regrade, worker_api):
+    for api in (problems, submissions, practice, visitors, instructor, regrade, worker_api):
         app.include_router(api.router)
     app.include_router(pages_router)
     app.include_router(account_pages)

@@ -22,6 +22,7 @@ from web.api.lang import LANG_COOKIE, request_lang
 from web.api.identity import find_visitor, instructor_ok, instructor_token_matches, request_token
 from web.pages import problem_list as listing_model
 from web.pages.markdown import highlight_python, pygments_css, render_markdown
+from web.services.names import display_name
 from web.services.submissions import view
 from web.settings import TEMPLATES_DIR
 
@@ -103,6 +104,8 @@ def problem_page(request: Request, ref: str):
                   for lang in (p.languages() or ["en"])}
     config = {
         "problem": p.id, "slug": p.slug, "module": p.module, "browser": p.browser,
+        # the page cannot run these tests (numpy, torch): Run asks the server (not stored)
+        "server_run": not p.browser,
         "download_name": f"{p.id}-{p.slug}.py", "api": f"/api/problems/{p.id}",
         "worker": ctx.build.get("worker_url"), "pyodide": ctx.build.get("pyodide_url"),
         "wheels": ctx.build.get("wheels", []),
@@ -165,13 +168,14 @@ def history_page(request: Request):
 @router.post("/me")
 async def set_name_form(request: Request):
     form = parse_qs((await request.body()).decode("utf-8", "replace"))
-    name = " ".join((form.get("display_name") or [""])[0].split())[:40]
+    raw = (form.get("display_name") or [""])[0]
+    name = display_name(raw) if raw.strip() else None  # blank: no name (the same rule as PUT)
     ctx = request.app.state.ctx
     from web.api.identity import current_visitor
     v = current_visitor(request)
     with ctx.db.session() as s:
         row = s.get(Visitor, v.id)
-        row.display_name = name or None
+        row.display_name = name
         s.commit()
     return RedirectResponse("/submissions", status_code=303)
 
@@ -219,8 +223,12 @@ def instructor_page(request: Request):
             return RedirectResponse("/courses", status_code=303)  # a course's staff, not the site's
         return render(request, "instructor_login.html",
                       wrong=request.query_params.get("wrong") == "1")
-    return render(request, "instructor.html", o=overview(ctx),
-                  book=gradebook(ctx.db, [p.id for p in ctx.catalog.list()]))
+    from judge.judging.verdict import NAMES
+    from web.services.instructor_view import STATES, RecentFilter
+    return render(request, "instructor.html",
+                  o=overview(ctx, RecentFilter.from_query(request.query_params)),
+                  book=gradebook(ctx.db, [p.id for p in ctx.catalog.list()]),
+                  verdict_choices=[*NAMES, *STATES])
 
 
 @router.post("/instructor/check/{ref}")
@@ -230,6 +238,22 @@ def instructor_check_form(request: Request, ref: str):
     if instructor_ok(request) and p is not None:
         ctx.checks.start(p)
     return RedirectResponse("/instructor", status_code=303)
+
+
+@router.get("/instructor/regrade/{ref}", response_class=HTMLResponse)
+def instructor_regrade_confirm(request: Request, ref: str):
+    """Regrading every student is not undone by a click: say what it does, then POST."""
+    ctx = request.app.state.ctx
+    p = ctx.catalog.get(ref)
+    if not instructor_ok(request):
+        return RedirectResponse("/instructor", status_code=303)
+    if p is None:
+        return render_error_page(request, 404, f"There is no problem '{ref}'.")
+    return render(request, "confirm.html", action=f"/instructor/regrade/{p.id}",
+                  back="/instructor#regrades",
+                  question="Regrade every student's latest submission of {problems}? The new "
+                  "results stay hidden until approved on the instructor page.",
+                  values={"problems": p.id})
 
 
 @router.post("/instructor/login")

@@ -217,9 +217,54 @@ async function loadProblem() {
   updateRunButton();
 }
 
+let serverRunBusy = false;
+
 function updateRunButton() {
+  if (!config.browser) {
+    // numpy or torch: the page's Python cannot run the tests, the server runs them (not stored)
+    runBtn.disabled = !(problem && config.server_run && !serverRunBusy);
+    runBtn.title = tr("Run sends the public tests to the server: a practice run, not stored, no score");
+    return;
+  }
   runBtn.disabled = !(py.ready && problem && config.browser && !py.busy);
-  if (!config.browser) runBtn.title = tr("This problem's tests need the server: use Submit");
+}
+
+// Run for a problem whose tests need numpy or torch: the server grades the public tests in its
+// sandbox and answers their report; no submission is stored, no score is given.
+async function runOnServer() {
+  if (runBtn.disabled) return;
+  if (tooBig(code(), results)) return;
+  serverRunBusy = true;
+  updateRunButton();
+  panes.show("result");
+  const started = performance.now();
+  results.replaceChildren(el("div", { class: "live-status" }, tr("Running the public tests on the server (a practice run: not stored, no score)…")));
+  const box = el("div", { class: "run-result", "data-run": String(++runCount), "data-origin": "server" });
+  try {
+    const r = await fetch("/api/practice-runs", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ problem: config.problem, code: code() }),
+    });
+    const body = await r.json();
+    timings.lastRunMs = performance.now() - started;
+    results.replaceChildren(box);
+    if (r.status !== 200) {
+      box.append(el("p", { class: "banner warn" }, translateMessage((body.error && body.error.message) || `HTTP ${r.status}`, tr)));
+    } else {
+      box.append(el("p", { class: "banner info practice-run" }, tr("Practice run on the server: the public tests only, not stored, no score.")));
+      renderReport(box, body.report, { origin: "server", links, code: studentCode, hints: hintOptions });
+      markFailure(body.report);
+      announce(verdictAnnouncement(tr("Run"), body.report && body.report.verdict));
+    }
+  } catch (e) {
+    results.replaceChildren(box);
+    box.append(el("p", { class: "banner warn" }, tr("Run failed: {error}", { error: String(e) })));
+  } finally {
+    box.dataset.done = "1";
+    serverRunBusy = false;
+    updateRunButton();
+  }
 }
 
 // ------------------------------------------------------------------ Run
@@ -236,6 +281,7 @@ function tooBig(text, panel) {
 }
 
 async function runTests() {
+  if (!config.browser) return runOnServer();
   if (runBtn.disabled) return;
   if (tooBig(code(), results)) return;
   runBtn.disabled = true;
@@ -373,7 +419,7 @@ document.addEventListener("keydown", (ev) => {
 });
 py.onBusy = updateRunButton;
 if (!config.browser) {
-  statusLine.textContent = tr("This problem's tests need torch: Run is off, Submit grades it on the server.");
+  statusLine.textContent = tr("This problem's tests need numpy or torch, which the page does not have: Run sends the public tests to the server (a practice run: not stored, no score).");
 }
 loadProblem();
 if (config.browser) py.start();
