@@ -233,8 +233,13 @@ def _alias_runner() -> None:
     for file in sorted(os.listdir(os.path.dirname(runner_package.__file__))):
         name, ext = os.path.splitext(file)
         if ext == ".py" and not name.startswith("__"):
-            sys.modules[f"judge_runner.{name}"] = importlib.import_module(
-                f"{runner_package.__name__}.{name}")
+            try:
+                sys.modules[f"judge_runner.{name}"] = importlib.import_module(
+                    f"{runner_package.__name__}.{name}")
+            except (OSError, ImportError):
+                # a server-only part of the runner (the warm zygote loads libc): no test or
+                # checker in the page imports it, and Pyodide cannot load it
+                continue
 
 
 def _import_submission(module: str, writer: EventWriter) -> tuple[bool, str | None]:
