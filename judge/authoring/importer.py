@@ -17,7 +17,6 @@ cannot run is refused with the reason, the others are imported, and the exit sta
 
 from __future__ import annotations
 
-import argparse
 import re
 import shutil
 import tempfile
@@ -350,61 +349,3 @@ def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number
         notes.append("kept out of the public tests (only hidden tests use them): "
                      + ", ".join(split.hidden_helpers))
     return Imported(hp.key, folder, n, updated=existing is not None, notes=notes)
-
-
-# ---- command line (registered in cli.py) --------------------------------------------------
-
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="a handbook problem folder, or a folder of them (a book, "
-                        "practice/problems)")
-    p.add_argument("--number", type=int, help="the number for the one problem imported")
-    p.add_argument("--base", type=int, default=DEFAULT_BASE,
-                   help=f"the first number new problems get (default {DEFAULT_BASE})")
-    p.add_argument("--source-url", help="where practice/problems is published: each problem "
-                                        "links to URL/<book>/<slug>")
-    p.add_argument("--attribution", help=f"whom the texts are by (default: {ATTRIBUTION})")
-    p.add_argument("--no-check", dest="check", action="store_false",
-                   help="do not prove each imported problem (by default each is checked as "
-                        "`judge check` does: its solution AC, its starter not AC)")
-
-
-def main_import(args, con) -> int:
-    res = import_problems(args.paths, args.problems, number=args.number, base=args.base,
-                          source_url=args.source_url, attribution=args.attribution)
-    for note in res.notes:
-        con.print(note)
-    for item in res.imported:
-        con.print(f"{'updated ' if item.updated else 'imported'}  {item.key} -> {item.folder}")
-        for note in item.notes:
-            con.print(f"          {note}")
-    for path, reason in res.refused:
-        con.print(f"refused   {path}: {reason}")
-    unproved = 0
-    if res.imported and getattr(args, "check", True):
-        unproved = _check_all(res, args, con)
-    elif res.imported:
-        where = f" --problems {args.problems}" if args.problems else ""
-        con.print("next: judge check " + " ".join(str(i.number) for i in res.imported) + where)
-    return 1 if res.refused or not res.imported or unproved else 0
-
-
-def _check_all(res: ImportResult, args, con) -> int:
-    """Proves each imported problem; prints its warnings and failures; returns how many failed."""
-    from judge.authoring.import_check import check_imported
-    from judge.problem import load_problem
-
-    failed = 0
-    for item in res.imported:
-        checked = check_imported(load_problem(item.folder), device=getattr(args, "device", "auto"))
-        verdicts = ", ".join(f"{k} {v}" for k, v in checked.verdicts.items())
-        con.print(f"{'proved  ' if checked.ok else 'NOT proved'}  {item.number} {item.key}"
-                  + (f" ({verdicts})" if verdicts else ""))
-        for w in checked.warnings:
-            con.print(f"          warning: {w}")
-        for f in checked.failures:
-            con.print(f"          {f}")
-        failed += not checked.ok
-    con.print(f"{len(res.imported) - failed} of {len(res.imported)} imported problems prove "
-              "themselves")
-    return failed

@@ -23,7 +23,7 @@ import logging
 import sys
 
 from judge.cli.console import Console, Progress, print_check, print_doctor, print_report
-from judge.authoring.importer import add_arguments as add_import_arguments, main_import
+from judge.authoring.import_cli import add_arguments as add_import_arguments, main_import
 from judge.problem import ProblemError, list_problems, load_problem
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
