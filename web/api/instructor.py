@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import anyio
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 from sqlalchemy import func, select
@@ -14,10 +15,12 @@ from web.api import app_context
 from web.api.errors import ApiError
 from web.api.identity import require_instructor
 from web.api.request_input import RowId, errors_doc
+from web.services.instructor_view import RecentFilter, recent_submissions, stamp
 from web.services.submissions import iso_time, view
 from web.jobs import regrades
 from web.jobs import worker_table as workers
-from web.store.db import DONE, LIVE, QUEUED, RUNNING, Submission, Visitor
+from web.store.db import DONE, QUEUED, RUNNING, Submission, Visitor
+from web.store.news import QUEUE
 from web.store.gradebook import gradebook, gradebook_csv
 
 router = APIRouter(prefix="/api")
@@ -28,7 +31,7 @@ router = APIRouter(prefix="/api")
 def instructor_overview(request: Request) -> dict:
     """Requires the X-Instructor-Token header (or the cookie set by the instructor page)."""
     require_instructor(request)
-    return overview(app_context(request))
+    return overview(app_context(request), RecentFilter.from_query(request.query_params))
 
 
 @router.get("/instructor/submissions/{submission_id}", summary="Any submission, with its code",
@@ -80,19 +83,32 @@ def instructor_gradebook_csv(request: Request) -> Response:
         "Cache-Control": "no-store"})
 
 
-def overview(ctx) -> dict[str, Any]:
+@router.get("/instructor/changes", summary="Wait until what the instructor page shows changes",
+            tags=["instructor"], responses=errors_doc(401, 403))
+async def instructor_changes(request: Request, since: str = "", wait_s: float = 25.0) -> dict:
+    """Answers at once when the page's stamp differs from `since`, else when it changes (a
+    submission queued, claimed or finished; a regrade or a judge check started or ended), else
+    after `wait_s` (at most 30) with `changed: false`."""
+    require_instructor(request)
+    ctx = app_context(request)
+    give_up = anyio.current_time() + min(max(wait_s, 0.0), 30.0)
+    # Queue events wake the wait at once; checks and regrades are looked at every second.
+    with ctx.db.news.subscribe(QUEUE) as waiter:
+        while True:
+            now = await anyio.to_thread.run_sync(stamp, ctx)
+            left = give_up - anyio.current_time()
+            if now != since or left <= 0 or await request.is_disconnected():
+                return {"stamp": now, "changed": now != since}
+            await waiter.wait(min(1.0, left))
+
+
+def overview(ctx, recent: RecentFilter | None = None) -> dict[str, Any]:
     from web.jobs.graders import judge_available
     with ctx.db.session() as s:
         counts = dict(s.execute(select(Submission.status, func.count())
                                 .group_by(Submission.status)).all())
-        recent = list(s.execute(select(Submission, Visitor.display_name)
-                                .join(Visitor, Visitor.id == Submission.visitor_id)
-                                .order_by(Submission.id.desc()).limit(30)).all())
-        recent_rows = [{
-            "id": r.id, "problem": r.problem_id, "visitor": r.visitor_id, "display_name": name,
-            "kind": r.kind or LIVE, "status": r.status, "verdict": r.verdict, "score": r.score,
-            "attempts": r.attempts, "graded_by": r.graded_by, "created_at": iso_time(r.created_at),
-            "finished_at": iso_time(r.finished_at)} for r, name in recent]
+    listing = recent_submissions(ctx.db, recent or RecentFilter(), iso_time)
+    recent_rows = listing.pop("rows")
     worker_rows = workers.listing(ctx.db, ctx.settings.stale_after_s)
     # live workers first, then the most recently seen
     worker_rows.sort(key=lambda w: (w["status"] in ("stopped", "not answering"),
@@ -112,6 +128,7 @@ def overview(ctx) -> dict[str, Any]:
     return {"queue": {"queued": counts.get(QUEUED, 0), "running": counts.get(RUNNING, 0),
                       "done": counts.get(DONE, 0), "pending_tasks": ctx.jobs.pending_count(),
                       "kind": ctx.jobs.queue.kind},
-            "workers": worker_rows, "recent": recent_rows, "problems": problems,
+            "workers": worker_rows, "recent": recent_rows, "recent_page": listing,
+            "stamp": stamp(ctx), "problems": problems,
             "regrades": regrades.listing(ctx.db, limit=10),
             "grading_core": {"available": ok, "detail": why}}

@@ -160,23 +160,47 @@ async def create_assignment(request: Request, cid: int):
     ctx = request.app.state.ctx
 
     def create(role, form):
-        tz = int(str(form.get("tz_offset_min") or "0") or 0)
-        opens = service.parse_time(str(form.get("opens_at", "")), tz) or utcnow()
-        deadline = service.parse_time(str(form.get("deadline", "")), tz)
-        if deadline is None:
-            raise CourseError(422, "bad_times", "An assignment needs a deadline.")
-        late = service.parse_time(str(form.get("late_until", "")), tz)
-        try:
-            penalty = float(str(form.get("late_penalty") or "0")) / 100.0
-        except ValueError:
-            raise CourseError(422, "bad_rule", "The penalty is 0-100 %.") from None
         refs = [r for r in str(form.get("problems", "")).replace(",", " ").split() if r]
         refs += [str(v) for v in form.getlist("problem")]
         a = service.create_assignment(ctx.db, ctx.catalog, cid, role,
-                                      str(form.get("title", "")), refs, opens, deadline, late,
-                                      penalty, str(form.get("rule") or "best"))
+                                      str(form.get("title", "")), refs, *_times(form))
         return RedirectResponse(f"/courses/{cid}/assignments/{a.id}", status_code=303)
     return await _staff_action(request, cid, create, INSTRUCTOR)
+
+
+MAX_TZ_OFFSET_MIN = 14 * 60  # the world's zones lie within UTC-12 .. UTC+14
+
+
+def _times(form) -> tuple:
+    """(opens, deadline, late until, penalty, rule) from an assignment form. The browser
+    writes its own zone's offset in `tz_offset_min` (minutes east of UTC) for the
+    datetime-local inputs, which carry no zone; without script it stays 0 and the page says UTC."""
+    try:
+        tz = int(str(form.get("tz_offset_min") or "0"))
+    except ValueError:
+        tz = 0
+    if abs(tz) > MAX_TZ_OFFSET_MIN:
+        raise CourseError(422, "bad_time", "A time is written 2025-03-14T23:59 (ISO 8601).")
+    opens = service.parse_time(str(form.get("opens_at", "")), tz) or utcnow()
+    deadline = service.parse_time(str(form.get("deadline", "")), tz)
+    if deadline is None:
+        raise CourseError(422, "bad_times", "An assignment needs a deadline.")
+    late = service.parse_time(str(form.get("late_until", "")), tz)
+    try:
+        penalty = float(str(form.get("late_penalty") or "0")) / 100.0
+    except ValueError:
+        raise CourseError(422, "bad_rule", "The penalty is 0-100 %.") from None
+    return opens, deadline, late, penalty, str(form.get("rule") or "best")
+
+
+@router.post("/courses/{cid}/assignments/{aid}/times")
+async def edit_times(request: Request, cid: int, aid: int):
+    ctx = request.app.state.ctx
+
+    def edit(role, form):
+        service.update_times(ctx.db, cid, aid, role, *_times(form))
+        return RedirectResponse(f"/courses/{cid}/assignments/{aid}", status_code=303)
+    return await _staff_action(request, cid, edit, INSTRUCTOR)
 
 
 def _assignment(request: Request, cid: int, aid: int, *roles):
@@ -195,12 +219,16 @@ def assignment_page(request: Request, cid: int, aid: int):
         return _failed(request, exc)
     account, _ = _who(request)
     titles = {p.id: p for p in ctx.catalog.list()}
+    now = utcnow()
+    # The server's clock decides what is late, so the page says where it stands by that clock.
+    phase = ("not open" if now < a.opens_at else "open" if now <= a.deadline else
+             "late window" if a.late_until and now <= a.late_until else "closed")
     if role in STAFF:
         return render(request, "assignment.html", role=role, a=a, course_id=cid,
-                      book=assignment_book(ctx.db, a), problems=titles, mine=None)
+                      book=assignment_book(ctx.db, a), problems=titles, mine=None, phase=phase)
     mine = student_view(ctx.db, a, account.visitor_id)
     return render(request, "assignment.html", role=role, a=a, course_id=cid, book=None,
-                  problems=titles, mine=mine)
+                  problems=titles, mine=mine, phase=phase)
 
 
 def _export(request: Request, cid: int, aid: int, kind: str) -> Response:

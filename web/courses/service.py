@@ -197,16 +197,37 @@ def create_assignment(db, catalog, course_id: int, actor_role: str, title: str,
     title = " ".join((title or "").split())[:200]
     if not title or not ids:
         raise CourseError(422, "bad_assignment", "An assignment needs a title and problems.")
-    if deadline < opens_at or (late_until is not None and late_until < deadline):
-        raise CourseError(422, "bad_times", "The deadline must follow the opening time, and "
-                          "the late window the deadline.")
-    if not 0.0 <= late_penalty <= 1.0 or rule not in (BEST, LAST):
-        raise CourseError(422, "bad_rule", "The penalty is 0-100 % and the rule best or last.")
+    _check_times(opens_at, deadline, late_until, late_penalty, rule)
     with db.session() as s:
         a = Assignment(course_id=course_id, title=title, problems=",".join(ids),
                        opens_at=opens_at, deadline=deadline, late_until=late_until,
                        late_penalty=late_penalty, rule=rule)
         s.add(a)
+        s.commit()
+        return a
+
+
+def _check_times(opens_at, deadline, late_until, late_penalty: float, rule: str) -> None:
+    if deadline < opens_at or (late_until is not None and late_until < deadline):
+        raise CourseError(422, "bad_times", "The deadline must follow the opening time, and "
+                          "the late window the deadline.")
+    if not 0.0 <= late_penalty <= 1.0 or rule not in (BEST, LAST):
+        raise CourseError(422, "bad_rule", "The penalty is 0-100 % and the rule best or last.")
+
+
+def update_times(db, course_id: int, assignment_id: int, actor_role: str, opens_at: datetime,
+                 deadline: datetime, late_until: datetime | None, late_penalty: float,
+                 rule: str) -> Assignment:
+    """An instructor moves an assignment's times (a deadline extended, a late window opened);
+    the gradebook is computed from the times, so it follows at once."""
+    require(actor_role, INSTRUCTOR)
+    _check_times(opens_at, deadline, late_until, late_penalty, rule)
+    with db.session() as s:
+        a = s.get(Assignment, assignment_id)
+        if a is None or a.course_id != course_id:
+            raise CourseError(404, "assignment_not_found", "There is no such assignment.")
+        a.opens_at, a.deadline, a.late_until = opens_at, deadline, late_until
+        a.late_penalty, a.rule = late_penalty, rule
         s.commit()
         return a
 

@@ -13,6 +13,7 @@ from sqlalchemy import select
 from judge.grading.environment import grading_python
 from judge.messages import LANGS, translate
 
+from web.api.edge import MAX_ROW_ID
 from web.api.instructor import overview
 from web.store.db import LIVE, Submission, Visitor
 from web.store.gradebook import gradebook, student_cells
@@ -183,6 +184,8 @@ async def set_name_form(request: Request):
 @router.get("/submissions/{sid}", response_class=HTMLResponse)
 def submission_page(request: Request, sid: int):
     from web.courses.routes import course_staff_sees
+    if not 1 <= sid <= MAX_ROW_ID:  # a number the database cannot hold is no submission
+        return render_error_page(request, 404, f"There is no submission {sid} among yours.")
     ctx = request.app.state.ctx
     with ctx.db.session() as s:
         sub = s.get(Submission, sid)
