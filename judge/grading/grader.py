@@ -16,10 +16,11 @@ import hashlib
 import logging
 import threading
 import time
+from dataclasses import replace
 from typing import Callable, Iterable
 
 from judge.grading import environment as env
-from judge.judging.clock import TimeLimits
+from judge.judging.clock import TimeLimits, grading_cap
 from judge.config import settings
 from judge.grading.experiment import report_experiment
 from judge.judging.run_record import RunRecord
@@ -184,6 +185,9 @@ class _Grading:
         with View(self.problem) as view:
             sub = view.submission("student", self.source)
             self.timings["prepare_s"] = round(time.perf_counter() - t, 4)
+            # the whole grading's wall clock (less waiting for a CPU) is its CPU budgets and an
+            # allowance, however many phases the submission's sleeps are spread over
+            cap, spent = grading_cap(limits), 0.0
             # one suite after the other: the public run ends before the hidden one starts, so
             # nothing the hidden run can touch (free space, load, timing) reaches its output
             for s in (s for s in ref_tests if ref_tests[s]):  # a problem may have no hidden tests
@@ -191,10 +195,12 @@ class _Grading:
                     _ended_badly(r) for r in runs.values()))
                 blocked = any(o.compile_error is not None or o.internal is not None
                               for o in outcomes.values())
-                run, outcomes[s] = self._suite(view, sub, s, limits[s], ref_tests[s],
+                left = replace(limits[s], wall_cap_s=max(1.0, cap - spent))
+                run, outcomes[s] = self._suite(view, sub, s, left, ref_tests[s],
                                                skip=skip, blocked=blocked)
                 if run is not None:
                     runs[s] = run
+                    spent += run.wall_s - (run.wait_s or 0.0)
         return self._judge(runs, outcomes, ref_tests)
 
     def _syntax_check(self) -> dict | None:

@@ -16,12 +16,12 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
 from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
-from judge.judging.clock import PhaseClock, TimeLimits, suite_wall_net
+from judge.judging.clock import PhaseClock, TimeLimits, slept, suite_wall_net
 from judge.config import settings
 from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
 from judge.judging.run_record import RunRecord
@@ -88,9 +88,16 @@ def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,
     and the run is marked `stopped_early`: not a limit, not a crash, and never run again."""
     plan = _Plan(problem, view, suite, submission, targets, limits, device, on_events, stop)
     out = _attempt(plan, run)
-    if out.timeout_kind == "wall":
+    if out.timeout_kind == "wall" and slept(out.clock.stopped):
+        log_.warning("%s %s: stopped by the wall-clock net (phase %s) while it slept: not run "
+                     "again", problem.name, run, out.clock.stopped.phase)
+    elif out.timeout_kind == "wall":
         log_.warning("%s %s: stopped by the wall-clock net (phase %s); running it again",
                      problem.name, run, out.clock.stopped.phase if out.clock.stopped else "?")
+        if limits.wall_cap_s is not None:  # the second run draws on the same grading's clock
+            spent = out.wall_s - (out.wait_s or 0.0)
+            plan = replace(plan, limits=replace(limits, wall_cap_s=max(
+                1.0, limits.wall_cap_s - spent)))
         out = _attempt(plan, f"{run}-again")
         out.attempts = 2
     return out

@@ -137,6 +137,10 @@ def _stopped(run: RunRecord, stop) -> str:
                 f"(on {_runs(run)}), though within its CPU time limit")
     where = {"import": "importing your module",
              "gap": "outside any test, before this test started"}.get(stop.phase, "this test")
+    if stop.kind == "cap":
+        return (f"the grading used up its wall-clock time ({stop.limit_s:.0f}s left of its CPU "
+                "time budget plus a margin) while it waited (sleeping, or blocked) rather "
+                "than computed; a run that waits is not run again")
     if stop.kind == "budget":
         when = {"import": "while importing your module",
                 "gap": "outside any test, before this test started"}.get(stop.phase,
@@ -149,7 +153,8 @@ def _stopped(run: RunRecord, stop) -> str:
     return (f"the wall-clock safety net stopped {where} on {_runs(run)}: {where} took over "
             f"{wall_net(stop.limit_s):.0f}s (not counting time spent waiting for a busy CPU) "
             f"but used only {used:.1f}s of CPU time (limit {stop.limit_s:.1f}s), so it was "
-            "waiting (sleeping, or blocked on a lock or on input), not computing")
+            "waiting (sleeping, or blocked on a lock or on input), not computing" +
+            ("" if run.attempts > 1 else "; a run that waits is not run again"))
 
 
 def _runs(run: RunRecord) -> str:
@@ -193,7 +198,9 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
             stop = ctx.clock.stopped if ctx.clock else None
             res.failure = Failure(K.NOT_RUN, hidden=ctx.hidden, message=(
                 "not run: the suite had used up its CPU time budget" if stop is not None
-                and stop.kind == "budget" else "not run: the process had ended"))
+                and stop.kind == "budget" else "not run: the grading had used up its "
+                "wall-clock time" if stop is not None and stop.kind == "cap" else
+                "not run: the process had ended"))
         return res
     fin = rec.finished
     res.observations = len(rec.observations)

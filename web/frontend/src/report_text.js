@@ -86,6 +86,7 @@ export const MESSAGE_TEMPLATES = [
   "observation {i} ({label}) was not expected",
   "observation {i}: expected {label}, got another label",
   "the test used more CPU time than its limit ({s}s)",
+  "the grading used up its wall-clock time ({s}s left of its CPU time budget plus a margin) while it waited (sleeping, or blocked) rather than computed; a run that waits is not run again",
   "the process was killed by {sig} during this test",
   "the process exited (status {n}) during this test",
   "a test file ({file}) could not import from your module: {msg}",
