@@ -101,29 +101,26 @@ def test_split_keeps_helpers_and_hides_the_other_tests():
 # ---- the checker helpers, outside the judge -----------------------------------------------
 
 def test_checker_explains_mismatches():
+    """The handbook's words (tests/test_imported_grading.py has every signature)."""
     import checker
 
     checker.check([1, [2, 3]], [1, [2, 3]])
-    with pytest.raises(AssertionError, match=r"at \[1\]\[0\]: expected 2, got 5"):
+    with pytest.raises(AssertionError, match=r"结果（第一个不同在 \[1\]\[0\]）\n  期望：\[1, \[2, 3\]\]"):
         checker.check([1, [5, 3]], [1, [2, 3]])
-    with pytest.raises(AssertionError, match=r"^k=2: expected \[1\], got \(1,\)"):
+    with pytest.raises(AssertionError, match=r"^k=2"):
         checker.check((1,), [1], msg="k=2")
-    checker.check_close([0.1 + 0.2, {"a": 1.0}], [0.3, {"a": 1.0000001}], rtol=1e-6)
-    with pytest.raises(AssertionError, match=r"at \[1\]: expected 2.0, got 2.5"):
+    with pytest.raises(AssertionError, match="误差太大"):
         checker.check_close([1.0, 2.5], [1.0, 2.0])
-    with pytest.raises(AssertionError, match="key 'b' is missing"):
+    with pytest.raises(AssertionError, match="期望"):
         checker.check({"a": 1}, {"a": 1, "b": 2})
-    err = checker.raises(ValueError, int, "x")
-    assert isinstance(err, ValueError)
+    assert isinstance(checker.raises(ValueError, int, "x"), ValueError)
     with checker.raises((KeyError, IndexError)) as r:
         [][1]
     assert isinstance(r.value, IndexError)
-    with pytest.raises(AssertionError, match="expected ValueError to be raised, nothing"):
-        checker.raises(ValueError, int, "1")
-    with pytest.raises(AssertionError, match="expected KeyError to be raised, got ValueError"):
+    with pytest.raises(AssertionError, match="应该抛出 KeyError，实际抛出了 ValueError"):
         with checker.raises(KeyError):
             int("x")
-    with pytest.raises(checker.TimeLimitExceeded, match="CPU time"):
+    with pytest.raises(checker.TimeLimitExceeded, match="超过限制"):
         with checker.time_limit(0.01):
             end = time.process_time() + 0.05
             while time.process_time() < end:
@@ -136,9 +133,9 @@ def test_checker_on_tensors():
 
     x = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
     checker.check_close(x + 1e-9, [[1.0, 2.0], [3.0, 4.0]])
-    with pytest.raises(AssertionError, match=r"at \[1\]\[1\]: expected 4.0, got 4.5"):
+    with pytest.raises(AssertionError, match=r"下标 \(1, 1\) 处期望 4，实际 4.5"):
         checker.check_close(torch.tensor([[1.0, 2.0], [3.0, 4.5]]), x)
-    with pytest.raises(AssertionError, match="shape"):
+    with pytest.raises(AssertionError, match="形状不对"):
         checker.check(torch.zeros(2, 3), torch.zeros(3, 2))
 
 
@@ -244,8 +241,7 @@ def test_graded_locally(bank, tmp_path, capsys):
     assert report["verdict"] == "WA"
     first = report["first_failure"]
     assert first["test"] == "public/test_examples.py::test_example_statement"
-    assert first["message"] == ("expected [3, 3, 5, 5, 6, 7], got [3, 3, 5, 5, 6] "
-                                "(length 5 where 6 was expected)")
+    assert first["message"] == "结果\n  期望：[3, 3, 5, 5, 6, 7]\n  实际：[3, 3, 5, 5, 6]"
     assert first["where"] == "test_examples.py:11"  # brute_force stays in the hidden file
     hidden = {t["name"]: t for t in report["tests"] if t["suite"] == "hidden"}
     failed = hidden["hidden/test_hidden.py::test_whole_list"]
@@ -268,17 +264,13 @@ os._exit(0)
 
 
 def test_a_forged_pass_is_not_accepted(bank):
-    """The checks record what they expected, so a submission that writes the runner's `passed`
-    lines itself, without knowing the expected values, is not accepted (as in the rest of the
-    bank, where tests observe)."""
+    """An imported problem's tests run in a process of their own (docs/IMPORTED_GRADING.md):
+    the submission's process has no runner pipe to write `passed` lines to."""
     p = load_problem("900", bank)
     names = [t.node for t in p.tests()]
     report = grade(p, f"NAMES = {names!r}\n" + FORGED)
-    assert report.verdict == "WA"
-    assert {str(t.verdict) for t in report.tests} == {"WA"}
-    # The forged lines are out of the runner's order (tampered); were they not, the missing
-    # observations of the checks would fail the tests all the same.
-    assert report.tests[0].failure.kind in ("tampered", "observation")
+    assert str(report.verdict) not in ("AC", "IE") and report.score == 0.0
+    assert all(str(t.verdict) != "AC" for t in report.tests)
 
 
 def test_practice_judge_shows_the_explanation_after_an_ac(bank, tmp_path, monkeypatch, capsys):
@@ -335,7 +327,7 @@ def test_graded_on_the_web_and_the_explanation_waits_for_an_ac(bank, tmp_path):
         sid = c.post("/api/submissions", json={"problem": "900", "code": WRONG}).json()["id"]
         done = _wait_done(c, sid)
         assert done["verdict"] == "WA"
-        assert done["report"]["first_failure"]["message"].startswith("expected [3, 3, 5, 5, 6, 7]")
+        assert done["report"]["first_failure"]["message"].startswith("结果\n  期望：[3, 3, 5, 5, 6, 7]")
         assert EXPLANATION_WORDS not in c.get("/problems/900").text
 
         sid = c.post("/api/submissions", json={"problem": "running-max",

@@ -29,6 +29,7 @@ UNARY = {"__neg__", "__pos__", "__abs__", "__invert__", "__float__", "__int__", 
 BINARY = {f"__{p}{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
                                   "matmul", "and", "or", "xor", "lshift", "rshift")
           for p in ("", "r")}
+_SCALARS = (int, float, str, bool, type(None))
 ORDER = {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
 OPS = UNARY | BINARY | ORDER | {"__exit__"}
 
@@ -84,7 +85,10 @@ class Endpoint:
             return {"H": self._mirror_of[v]}
         d = depth + 1
         if t is list or t is tuple:
-            return {"L" if t is list else "T": [self.encode(x, d) for x in v]}
+            tag = "L" if t is list else "T"
+            if all(type(x) in _SCALARS for x in v):  # the common case, at C speed
+                return {tag: list(v)}
+            return {tag: [self.encode(x, d) for x in v]}
         if t is dict:
             return {"D": [[self.encode(k, d), self.encode(x, d)] for k, x in v.items()]}
         if t in (set, frozenset):
@@ -131,7 +135,8 @@ class Endpoint:
             items = v.get("L", v.get("T", v.get("S", v.get("F"))))
             if not isinstance(items, list):
                 raise WireError("a malformed sequence")
-            seq = [self.decode(x, d) for x in items]
+            seq = items if all(type(x) in _SCALARS for x in items) else \
+                [self.decode(x, d) for x in items]
             if "L" in v:
                 return seq
             if "T" in v:

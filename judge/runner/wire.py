@@ -19,6 +19,7 @@ MAX_FRAME = 64 * 1024 * 1024      # bytes of one message (arrays travel whole)
 MAX_DEPTH = 48                    # nesting of one value
 MAX_ITEMS = 2_000_000             # scalars and containers in one message
 MAX_INT_DIGITS = 4000
+_INT_BOUND = 10 ** MAX_INT_DIGITS
 _HEAD = struct.Struct(">I")
 
 
@@ -127,7 +128,7 @@ def _measure(value) -> None:
         elif isinstance(v, list):
             stack.extend((x, depth + 1) for x in v)
         elif isinstance(v, int) and not isinstance(v, bool) and \
-                abs(v) >= 10 ** MAX_INT_DIGITS:
+                abs(v) >= _INT_BOUND:
             raise WireError("an integer too large")
 
 
