@@ -161,19 +161,19 @@ def test_wrong_instructor_tokens_are_throttled(app, client):
     for i in range(guesses.free):
         assert_error(client.get("/api/instructor/overview",
                                 headers={"X-Instructor-Token": f"guess-{i}"}), 403)
-    r = client.get("/api/instructor/overview", headers={"X-Instructor-Token": TOKEN})
-    assert_error(r, 429, "too_many_wrong_tokens")  # even the right one waits its turn
+    r = client.get("/api/instructor/overview", headers={"X-Instructor-Token": "guess-x"})
+    assert_error(r, 429, "too_many_wrong_tokens")  # the next guess waits its turn
     assert int(r.headers["Retry-After"]) >= 1
+    # ... but the right token is never refused: whoever shares the address (a classroom behind
+    # one NAT) cannot lock the instructor out by guessing
+    assert client.get("/api/instructor/overview", headers={"X-Instructor-Token": TOKEN}
+                      ).status_code == 200
     now[0] += 1.5
     assert_error(client.get("/api/instructor/overview", headers={"X-Instructor-Token": "guess-y"}),
                  403)  # looked at again once the wait is over; the next wait is longer
     now[0] += 1.5
-    assert_error(client.get("/api/instructor/overview", headers={"X-Instructor-Token": TOKEN}),
+    assert_error(client.get("/api/instructor/overview", headers={"X-Instructor-Token": "guess-z"}),
                  429)
-    now[0] += 1
-    assert client.get("/api/instructor/overview", headers={"X-Instructor-Token": TOKEN}
-                      ).status_code == 200
-    assert guesses.wait_s("testclient") == 0
 
 
 # ------------------------------------------------------------------ malformed input

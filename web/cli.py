@@ -96,6 +96,8 @@ def _settings(args) -> Settings:
             kw[name] = getattr(args, name)
     if getattr(args, "instructor_token", None):
         kw["instructor_token"] = args.instructor_token
+    if getattr(args, "forwarded_allow_ips", None):
+        kw["forwarded_allow_ips"] = args.forwarded_allow_ips
     return Settings(**kw)
 
 
@@ -135,9 +137,15 @@ def serve(args) -> int:
              else f"data: {settings.data_dir}")
     print(f"Serving on http://{args.host}:{args.port}/  ({where}, "
           f"{workers} grading worker{'s' if workers != 1 else ''} in this process)", flush=True)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                timeout_graceful_shutdown=5)
+    uvicorn.run(app, **uvicorn_options(args))
     return 0
+
+
+def uvicorn_options(args) -> dict:
+    """How `judge serve` runs uvicorn. Proxy headers are the app's business (Settings.
+    forwarded_allow_ips, web.app), never uvicorn's default trust of 127.0.0.1."""
+    return {"host": args.host, "port": args.port, "log_level": args.log_level,
+            "timeout_graceful_shutdown": 5, "proxy_headers": False, "forwarded_allow_ips": ""}
 
 
 def worker(args) -> int:
@@ -244,6 +252,10 @@ def main(argv: list[str] | None = None) -> int:
     ps.add_argument("--worker-token", help="the token workers on other hosts send (default: "
                     "$KVPRACTICE_WORKER_TOKEN); without one the worker API is off")
     ps.add_argument("--log-level", default="info")
+    ps.add_argument("--forwarded-allow-ips", metavar="IPS",
+                    help="the reverse proxies (comma-separated addresses, or '*') whose "
+                    "X-Forwarded-For and X-Forwarded-Proto are believed (default: none; the "
+                    "client address is the connection's)")
     ps.add_argument("--skip-build-check", action="store_true",
                     help="start even without the front-end build (API only)")
     _common(ps)

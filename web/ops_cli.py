@@ -23,6 +23,8 @@ from pathlib import Path
 
 from judge.authoring.parity import compare_devices, parity_lines
 
+from web.services.names import terminal_safe
+
 EXIT_OK, EXIT_DIFFER, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
 DEFAULT_SERVER = "http://127.0.0.1:8000"
 
@@ -139,9 +141,11 @@ def _follow(args, data: dict, poll) -> int:
 
 
 def print_regrade(data: dict) -> None:
-    rows = [(it["display_name"] or f"#{it['visitor']}", f"#{it['submission']}",
-             it["old"]["verdict"] or "-", it["new"]["verdict"] or it["new"]["status"],
-             it["change"] or "") for it in data.get("items", [])]
+    # names are the students' own words: escaped, so none can drive the instructor's terminal
+    rows = [tuple(terminal_safe(c) for c in (
+        it["display_name"] or f"#{it['visitor']}", f"#{it['submission']}",
+        it["old"]["verdict"] or "-", it["new"]["verdict"] or it["new"]["status"],
+        it["change"] or "")) for it in data.get("items", [])]
     head = ("student", "submission", "before", "after", "change")
     widths = [max([len(h)] + [len(r[i]) for r in rows]) for i, h in enumerate(head)]
     for r in [head] + rows:

@@ -62,6 +62,11 @@ class Settings:
     browser_run_timeout_s: float = 15.0  # 143's public tests: ~1 s in the page (6 s on a loaded box); Stop ends one sooner
 
     cookie_secure: bool = False
+    # Reverse proxies whose X-Forwarded-For / -Proto this server believes ("10.0.0.5,10.0.0.6",
+    # or "*" behind a proxy that is the only way in). None: no proxy headers at all, so the
+    # address every per-address limit sees is the connection's own (uvicorn alone would trust
+    # 127.0.0.1, and any local process could then claim to be any address).
+    forwarded_allow_ips: str | None = None
 
     # Accounts. The key that signs session cookies: None = a random key kept in
     # <data_dir>/secret_key (made on first start, so `make run` needs nothing configured).

@@ -143,7 +143,7 @@ def test_solve_in_the_browser(server, browser, shots):
 
     t0 = time.monotonic()
     page.goto(f"{server}/problems/{pid}")
-    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+    page.wait_for_function("() => window.kvpTimings && window.kvpTimings.pythonReadyMs",
                            timeout=120_000)
     timings["page_load_to_python_ready_s"] = round(
         page.evaluate("window.kvpTimings.pythonReadyMs") / 1000, 2)
@@ -213,7 +213,7 @@ def test_runaway_code_is_stopped(server, browser, shots):
     # A shorter limit than the default, but long enough for a Run that does finish (the next
     # one) on a busy machine: a freshly restarted Python is slow for its first seconds.
     page.goto(f"{server}/problems/{pid}?run_timeout=8")
-    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+    page.wait_for_function("() => window.kvpTimings && window.kvpTimings.pythonReadyMs",
                            timeout=120_000)
     _paste(page, "while True:\n    pass\n")
     t0 = time.monotonic()
@@ -221,7 +221,7 @@ def test_runaway_code_is_stopped(server, browser, shots):
     assert res["verdict"] == "TLE"
     assert "Python was restarted" in page.inner_text("#results")
     # The page stays responsive and Python comes back: the next Run works.
-    page.wait_for_function("window.kvpPy && window.kvpPy.ready", timeout=120_000)
+    page.wait_for_function("() => window.kvpPy && window.kvpPy.ready", timeout=120_000)
     _paste(page, "import torch\n")
     res = _run(page)
     assert "Submit" in page.inner_text("#results") and "torch" in page.inner_text("#results")
@@ -242,10 +242,10 @@ def test_editor_completion_signature_and_syntax_errors(server, browser, shots):
     ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(f"{server}/problems/{pid}")
-    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+    page.wait_for_function("() => window.kvpTimings && window.kvpTimings.pythonReadyMs",
                            timeout=120_000)
     _paste(page, f"from {module} import {cls.name}\n\n")
-    page.wait_for_function("window.kvpPy.editorReady", timeout=120_000)
+    page.wait_for_function("() => window.kvpPy.editorReady", timeout=120_000)
     page.keyboard.press("Control+End")
     page.keyboard.type(cls.name[:-2])
     page.keyboard.press("Control+Space")
@@ -275,10 +275,10 @@ def test_run_and_submit_agree_on_syntax_the_server_rejects(server, browser, shot
     ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(f"{server}/problems/{pid}")
-    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+    page.wait_for_function("() => window.kvpTimings && window.kvpTimings.pythonReadyMs",
                            timeout=120_000)
     page.click(".cm-content")  # focus loads completion, which holds the worker a while:
-    page.wait_for_function("window.kvpPy.editorReady", timeout=120_000)  # lint after it
+    page.wait_for_function("() => window.kvpPy.editorReady", timeout=120_000)  # lint after it
     _paste(page, source)
     page.keyboard.press("Control+End")  # the editor draws only the lines in view
     page.wait_for_selector(".cm-lint-marker-error", timeout=20_000)

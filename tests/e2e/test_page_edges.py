@@ -117,10 +117,10 @@ def test_editor_completion_draft_and_accessibility(server, browser):
     assert ["zh", "zh"] in langs and ["en", "en"] in langs, langs
 
     # 6: `from prefix_cache import P`: the module's names only, each once.
-    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs",
+    page.wait_for_function("() => window.kvpTimings && window.kvpTimings.pythonReadyMs",
                            timeout=180_000)
     page.click(".cm-content")
-    page.wait_for_function("window.kvpPy.editorReady", timeout=180_000)
+    page.wait_for_function("() => window.kvpPy.editorReady", timeout=180_000)
     _paste(page, "from prefix_cache import P")
     page.keyboard.press("Control+End")
     labels = _completion_labels(page)

@@ -33,7 +33,7 @@ def _label_line(test_name: str, label: str) -> int:
 
 
 def _ready(page):
-    page.wait_for_function("window.kvpPy && window.kvpPy.ready && !document.querySelector('#run').disabled",
+    page.wait_for_function("() => window.kvpPy && window.kvpPy.ready && !document.querySelector('#run').disabled",
                            timeout=120_000)
 
 

@@ -63,7 +63,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     page.on("pageerror", lambda e: errors.append(str(e)))
     timings = {}
     page.goto(f"{server}/problems/143?lang=en")
-    page.wait_for_function("window.kvpTimings && window.kvpTimings.pythonReadyMs", timeout=120_000)
+    page.wait_for_function("() => window.kvpTimings && window.kvpTimings.pythonReadyMs", timeout=120_000)
     timings["python_ready_s"] = round(page.evaluate("window.kvpTimings.pythonReadyMs") / 1000, 2)
 
     # The experiment chart: one line per reference run, its numbers in the table beside it.
@@ -130,7 +130,7 @@ def test_timelines_for_submit_run_and_the_submission_page(server, browser, artif
     _paste(page, ACCEPTED.read_text())
     submit_and_wait(page)
     assert page.inner_text(".submit-result .report-head .verdict") == "AC"
-    page.wait_for_function("document.querySelectorAll('#experiment svg polyline').length === 6")
+    page.wait_for_function("() => document.querySelectorAll('#experiment svg polyline').length === 6")
     dashed = page.locator("#experiment svg polyline[stroke-dasharray]")
     assert dashed.count() == 3
     assert all(n.endswith("(your pool)") for n in

@@ -7,9 +7,9 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from web.api import app_context
-from web.api.errors import ApiError
 from web.api.identity import current_visitor, get_or_create_visitor, new_token
 from web.api.request_input import body_doc, errors_doc, json_body
+from web.services.names import display_name
 from web.store.db import Visitor
 
 router = APIRouter(prefix="/api")
@@ -45,9 +45,7 @@ def get_me(request: Request) -> dict:
 async def put_me(request: Request) -> dict:
     ctx = app_context(request)
     body = await json_body(request, MeIn, limit=4096)
-    name = " ".join(body.display_name.split())
-    if not name or any(not ch.isprintable() for ch in name):
-        raise ApiError(422, "bad_display_name", "a display name is 1-40 printable characters")
+    name = display_name(body.display_name)
     v = await anyio.to_thread.run_sync(current_visitor, request)
 
     def save():
