@@ -45,3 +45,40 @@ def test_no_request_gets_a_5xx(app):
                                  response.text[:300]))
         fuzz()
     assert not failures, failures[:5]
+
+
+def test_no_page_route_gets_a_5xx(app):
+    """The page routes are outside the OpenAPI schema: fuzz their path parameters too (huge
+    numbers, negative ones, any text), signed in as a visitor and as the instructor."""
+    from urllib.parse import quote
+
+    from hypothesis import strategies as st
+
+    from web.pages.routes import router as pages_router
+
+    # the pages' router is mounted without a prefix: its paths are the app's
+    pages = [r for r in pages_router.routes if "GET" in (r.methods or ()) and "{" in r.path]
+    assert any(r.path == "/submissions/{sid}" for r in pages), [r.path for r in pages]
+    value = st.one_of(st.integers(min_value=-10**30, max_value=10**30).map(str),
+                      st.text(min_size=1, max_size=40))
+    client = TestClient(app)
+    failures = []
+    for route in pages:
+        names = list(route.param_convertors)
+
+        @settings(max_examples=40, deadline=None, derandomize=True, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(values=st.tuples(*[value for _ in names]), staff=st.booleans())
+        def fuzz(values, staff):
+            path = route.path
+            for name, v in zip(names, values):
+                path = path.replace("{" + name + "}", quote(v, safe=""))
+            headers = {"Accept": "text/html",
+                       "Authorization": "Bearer fuzzing-visitor-token-0001"}
+            if staff:
+                headers["X-Instructor-Token"] = TOKEN
+            r = client.get(path, headers=headers, follow_redirects=False)
+            if r.status_code >= 500:
+                failures.append((path, r.status_code, r.text[:200]))
+        fuzz()
+    assert not failures, failures[:5]
