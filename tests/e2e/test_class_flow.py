@@ -37,17 +37,21 @@ BUGGY = CODE + "\n# BUG\n"
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
+    yield from serve(tmp_path_factory.mktemp("class-flow"))
+
+
+def serve(data: Path, **env_extra):
+    """`web.cli serve` on the fixture problems, graded by the quick stand-in; its base URL."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     if not front_end_build()["ok"]:
         subprocess.run(["bash", str(REPO_ROOT / "scripts/build_frontend.sh")], check=True)
-    data = tmp_path_factory.mktemp("class-flow")
     port = _free_port()
     cmd = [sys.executable, "-m", "web.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--data", str(data), "--workers", "1", "--log-level", "warning",
            "--problems", str(FIXTURE), "--grader", "e2e.fake_grader:quick"]
     env = dict(os.environ, PYTHONPATH=f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'tests'}",
-               KVPRACTICE_INSTRUCTOR_TOKEN=TOKEN)
+               KVPRACTICE_INSTRUCTOR_TOKEN=TOKEN, **env_extra)
     log = open(data / "server.log", "w")
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}"
