@@ -28,8 +28,14 @@ QWEN3_0_6B = dict(vocab_size=151_936, hidden_size=1024, intermediate_size=3072, 
                   num_attention_heads=16, num_key_value_heads=8, head_dim=128)
 
 
+QUICK = False  # --quick: one timed run, no warm-up, no minimum time (tests/test_benchmarks.py)
+
+
 def base_parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
+    p.add_argument("--quick", action="store_true",
+                   help="tiny sizes, one repetition: checks that the script still runs; its "
+                        "figures mean nothing")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
     p.add_argument("--threads", type=int, default=2, help="torch CPU threads (default: 2)")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions; the median is reported")
@@ -37,6 +43,9 @@ def base_parser(description: str) -> argparse.ArgumentParser:
 
 
 def setup(args) -> torch.device:
+    global QUICK
+    if getattr(args, "quick", False):
+        QUICK, args.reps = True, 1
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)  # random weights must not wander into slow denormal arithmetic
     device = torch.device(args.device)
@@ -71,6 +80,8 @@ def time_median(fn, device, reps: int, warmup: int = 2, setup_fn=None, min_time:
     least `reps` times and, for cheap calls, keeps going until `min_time` seconds of timed runs
     (at most `max_reps`): on a small shared machine single runs are noisy. `setup_fn()`, when
     given, runs untimed before every run (warm-ups included)."""
+    if QUICK:
+        reps, warmup, min_time = 1, 0, 0.0
     for _ in range(warmup):
         if setup_fn:
             setup_fn()

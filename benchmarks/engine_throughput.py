@@ -15,7 +15,9 @@ the per-step bookkeeping of cached blocks).
 Checkpoints (`tiny_models.checkpoint_dir`, written once into .cache/): a mid-size tiny model (hidden
 256, 4 layers, 8 heads, Qwen3's vocabulary) and the TINY test shape (vocab 512).
 
-    .venv/bin/python benchmarks/engine_throughput.py [--device cuda]
+    .venv/bin/python benchmarks/engine_throughput.py [--device cuda] [--quick]
+
+--quick: the TINY model only, 2 new tokens, one run (the script still works; no figure).
 """
 
 from __future__ import annotations
@@ -66,7 +68,11 @@ def run(label: str, shape: dict, device, reps: int, max_tokens: int) -> list[lis
 
     def engine_run(pool_cls):
         def setup_fn():
-            engines[pool_cls] = LLMEngine(ours, pool=pool_cls(num_blocks, BLOCK_SIZE))
+            # the handbook's plain pool knows only its size; the prefix cache also hashes
+            # whole blocks, so it needs their size
+            pool = pool_cls(num_blocks) if pool_cls is BlockPool else \
+                pool_cls(num_blocks, BLOCK_SIZE)
+            engines[pool_cls] = LLMEngine(ours, pool=pool, block_size=BLOCK_SIZE)
 
         def fn():
             engines["out", pool_cls] = engines[pool_cls].generate(prompts, params)
@@ -111,13 +117,17 @@ def main() -> None:
     p.add_argument("--max-tokens", type=int, default=32)
     args = p.parse_args()
     device = setup(args)
+    if args.quick:
+        args.max_tokens = 2
     import transformers
 
     print(machine_line(device) + f"; transformers {transformers.__version__}")
     print(f"batch of {len(LENGTHS)} prompts, lengths {list(LENGTHS)}, {args.max_tokens} new tokens each, "
           f"greedy, ignore_eos; median of >= {args.reps} runs (>= 1 s of runs)")
     rows = []
-    rows += run("mid (h256, 4 layers, 151936 vocab)", MID, device, args.reps, args.max_tokens)
+    if not args.quick:
+        rows += run("mid (h256, 4 layers, 151936 vocab)", MID, device, args.reps,
+                    args.max_tokens)
     rows += run("TINY (h64, 2 layers, 512 vocab)", TINY, device, args.reps, args.max_tokens)
     print_table(["model", "generator", "ms / batch", "new tokens/s", "ratio vs transformers",
                  "tokens vs transformers"], rows)

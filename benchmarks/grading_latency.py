@@ -1,9 +1,18 @@
-"""Grading latency: grade() on a problem's reference solution (full suite, warm reference
-cache) against the bare cost of the same tests run unsandboxed in one pytest process.
+"""Grading latency: what a verdict costs against the bare cost of the same tests run
+unsandboxed in one pytest process, on the cold path (a fresh sandboxed interpreter per suite
+run) and the warm one (a fork of a warm zygote, judge/grading/warm_pool.py), in one run:
+
+1. grade() on a problem's reference solution (full suite, warm reference cache), per path;
+2. Submit -> verdict on `judge serve` (embedded, 1 worker): 5 accepted 143 files one after
+   another (after one warm-up submission), median, against the bare run (goal: <= 0.5x warm);
+3. a burst of 12 (6 accepted, 6 wrong) on `judge serve --workers 2`: from the first Submit to
+   the last verdict, against the bare run (goal: <= 4x), and whether every verdict is right.
 
     .venv/bin/python benchmarks/grading_latency.py [PROBLEM] [--repeat N] [--device cpu]
+        [--paths cold,warm] [--parts grade,serve,burst] [--quick]
 
-Prints the figures (the goal: grade / bare <= 1.5) and grade()'s per-phase times. No asserts.
+--quick: one repetition, 1 sequential submission, a burst of 2: the script still works (a test
+runs it); its figures mean nothing. Prints tables; no asserts.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
 from judge import grade, load_problem  # noqa: E402
 from judge.grading.reference_cache import ReferenceCache  # noqa: E402
@@ -65,42 +74,152 @@ def bare_run(problem, device: str) -> float:
         return wall
 
 
+def _grade_part(problem, source, device, repeat, path) -> dict:
+    from judge.grading import warm_pool
+
+    cache = ReferenceCache()
+    with warm_pool.forced(path == "warm"):
+        first = grade(problem, source, device=device, cache=cache)  # warms cache and zygote
+        walls, reports = [], []
+        for _ in range(repeat):
+            t = time.perf_counter()
+            reports.append(grade(problem, source, device=device, cache=cache))
+            walls.append(time.perf_counter() - t)
+    warm_pool.close_all()
+    ph = reports[-1].timings.get("phases", {}).get("public", {})
+    return {"first verdict": str(first.verdict), "median s": statistics.median(walls),
+            "public start s": ph.get("start_s"), "public imports s": ph.get("import_s"),
+            "grader path": reports[-1].provenance["sandbox_layers"].get("grader_path", "cold")}
+
+
+def _serve(tmp: Path, workers: int, path: str, problems, reference):
+    from distributed_support import Server
+
+    os.environ["JUDGE_WARM"] = "1" if path == "warm" else "0"  # the server inherits it
+    return Server(tmp, None, None, problems=problems, reference=reference,
+                  timings={"lease_s": 60.0, "heartbeat_s": 10.0, "reaper_interval_s": 5.0},
+                  extra=["--workers", str(workers)])
+
+
+def _serve_part(tmp: Path, n: int, path: str, problems, reference, expected) -> dict:
+    from burst_support import MIX, PROBLEM, burst, outcome, wait_graded
+
+    src = (PROBLEM / "submissions/accepted" / MIX["AC"][0]).read_text()
+    server = _serve(tmp, 1, path, problems, reference)
+    db = f"sqlite:///{tmp / 'data' / 'web.sqlite3'}"
+    try:
+        lat = []
+        for i in range(n + 1):  # the first one starts the worker's zygote: not counted
+            t0 = time.monotonic()
+            got = burst(server.url, [("AC", src)], students=1, threads=1)
+            t1 = time.monotonic()
+            wait_graded(db, got, timeout=600)
+            out = outcome(db, got, expected, t0, t1, 600)
+            if i:
+                lat.append(out["p50_s"])
+        return {"median s": statistics.median(lat), "each": lat}
+    finally:
+        server.kill()
+
+
+def _burst_part(tmp: Path, n: int, path: str, problems, reference, expected) -> dict:
+    from burst_support import MIX, PROBLEM, burst, outcome, wait_graded
+
+    ac = [(PROBLEM / "submissions/accepted" / f).read_text() for f in MIX["AC"]]
+    wa = [(PROBLEM / "submissions/wrong_answer" / f).read_text() for f in MIX["WA"]]
+    items = [("AC", ac[i % len(ac)]) if i % 2 == 0 else ("WA", wa[i % len(wa)])
+             for i in range(n)]
+    server = _serve(tmp, 2, path, problems, reference)
+    db = f"sqlite:///{tmp / 'data' / 'web.sqlite3'}"
+    try:
+        # one submission per worker first: what a worker pays once, not per burst
+        warm = burst(server.url, [items[0], items[1]], students=2, threads=2)
+        wait_graded(db, warm, timeout=600)
+        t0 = time.monotonic()
+        got = burst(server.url, items, students=n, threads=n)
+        t1 = time.monotonic()
+        wait_graded(db, got, timeout=1800)
+        out = outcome(db, got, expected, t0, t1, 1800)
+        return {"span s": out["span_s"], "graded": out["graded"], "n": n,
+                "wrong verdicts": len(out["mismatched"]), "lost": out["lost"]}
+    finally:
+        server.kill()
+
+
+def print_table(headers, rows) -> None:
+    cells = [list(map(str, headers))] + [list(map(str, r)) for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    for i, r in enumerate(cells):
+        print("  ".join(c.ljust(w) for c, w in zip(r, widths)))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
+
+
 def main() -> None:
-    ap = argparse.ArgumentParser()
+    import tempfile as _tf
+    import shutil
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("problem", nargs="?", default="143")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--device", default="auto")
+    ap.add_argument("--device", default="cpu")
+    ap.add_argument("--paths", default="cold,warm")
+    ap.add_argument("--parts", default="grade,serve,burst")
+    ap.add_argument("--sequential", type=int, default=5)
+    ap.add_argument("--burst", type=int, default=12)
+    ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
+    if args.quick:
+        args.repeat, args.sequential, args.burst = 1, 1, 2
+    paths = [p for p in args.paths.split(",") if p]
+    parts = [p for p in args.parts.split(",") if p]
+    load = " ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"machine: {os.cpu_count()} CPUs, load average {load} (a shared, loaded machine "
+          "shows it in every figure)")
     problem = load_problem(args.problem)
     source = problem.reference_path.read_text()
-    cache = ReferenceCache()
-    t = time.perf_counter()
-    first = grade(problem, source, device=args.device, cache=cache)  # warms the cache
-    print(f"problem {problem.name}: first grade {time.perf_counter() - t:.2f}s "
-          f"(reference cached: {first.timings.get('reference_cached')}), "
-          f"verdict {first.verdict}")
-    device = first.provenance["device"]
-    walls, reports = [], []
-    for _ in range(args.repeat):
-        t = time.perf_counter()
-        reports.append(grade(problem, source, device=device, cache=cache))
-        walls.append(time.perf_counter() - t)
-    bares = [bare_run(problem, device) for _ in range(args.repeat)]
-    g, b = statistics.median(walls), statistics.median(bares)
-    print(f"grade() wall, warm cache (median of {args.repeat}): {g:.2f}s  "
-          f"[{', '.join(f'{w:.2f}' for w in walls)}]")
-    print(f"bare pytest, one process, unsandboxed (median):   {b:.2f}s  "
-          f"[{', '.join(f'{w:.2f}' for w in bares)}]")
-    print(f"ratio grade / bare: {g / b:.2f}  (goal <= 1.5)")
-    last = reports[-1].timings
-    print("per phase (last run):")
-    for key in ("prepare_s", "reference_s", "public_s", "hidden_s", "compare_s", "total_s"):
-        print(f"  {key:<12} {last.get(key)}")
-    for suite, ph in last.get("phases", {}).items():
-        print(f"  {suite:<7} process start {ph['start_s']}s, imports {ph['import_s']}s, "
-              f"tests {ph['tests_s']}s")
-    print(f"sandbox: {reports[-1].provenance.get('sandbox_layers', {}).get('mode')}, "
-          f"missing layers: {reports[-1].provenance.get('missing_layers')}")
+    bares = [bare_run(problem, args.device) for _ in range(args.repeat)]
+    b = statistics.median(bares)
+    print(f"bare pytest, one process, unsandboxed, public + hidden of {problem.name}: median "
+          f"{b:.2f}s [{', '.join(f'{w:.2f}' for w in bares)}]")
+    rows = []
+    if "grade" in parts:
+        for path in paths:
+            r = _grade_part(problem, source, args.device, args.repeat, path)
+            rows.append([f"grade() reference, median of {args.repeat}", path,
+                         f"{r['median s']:.2f}", f"{r['median s'] / b:.2f}",
+                         f"{r['first verdict']}; ran {r['grader path']}; public start "
+                         f"{r['public start s']}s, imports {r['public imports s']}s"])
+    if {"serve", "burst"} & set(parts):
+        from burst_support import local_verdicts, problem_copy, MIX, PROBLEM
+
+        tmp = Path(_tf.mkdtemp(prefix="kvp-latency-"))
+        try:
+            problems, reference = problem_copy(tmp)
+            srcs = [(PROBLEM / "submissions/accepted" / f).read_text() for f in MIX["AC"]]
+            srcs += [(PROBLEM / "submissions/wrong_answer" / f).read_text() for f in MIX["WA"]]
+            expected = local_verdicts(problems, srcs)
+            for path in paths:
+                if "serve" in parts:
+                    d = tmp / f"serve-{path}"
+                    d.mkdir()
+                    r = _serve_part(d, args.sequential, path, problems, reference, expected)
+                    rows.append([f"serve, 1 worker: Submit -> verdict, median of "
+                                 f"{args.sequential}", path, f"{r['median s']:.2f}",
+                                 f"{r['median s'] / b:.2f}",
+                                 "goal <= 0.5 warm; each " + ", ".join(map(str, r["each"]))])
+                if "burst" in parts:
+                    d = tmp / f"burst-{path}"
+                    d.mkdir()
+                    r = _burst_part(d, args.burst, path, problems, reference, expected)
+                    rows.append([f"serve, 2 workers: burst of {args.burst}, first Submit -> "
+                                 "last verdict", path, f"{r['span s']:.2f}",
+                                 f"{r['span s'] / b:.2f}",
+                                 f"goal <= 4; graded {r['graded']}/{r['n']}, wrong verdicts "
+                                 f"{r['wrong verdicts']}, lost {r['lost']}"])
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    print_table(["measure", "path", "seconds", "x bare", "notes"], rows)
 
 
 if __name__ == "__main__":

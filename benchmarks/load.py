@@ -3,6 +3,10 @@ never-finishing files), in the embedded mode and in distributed mode with N remo
 
     .venv/bin/python benchmarks/load.py [--n 200] [--students 100] [--workers 2]
                                         [--modes embedded,distributed] [--min-test-s S] [--json F]
+                                        [--quick]
+
+--quick: 4 submissions from 2 students, embedded only: the script still works (a test runs
+it); its figures mean nothing. JUDGE_WARM=0/1 in the environment picks the grading path.
 
 Each mode gets a fresh platform on loopback: the embedded one is `judge serve --workers N`
 (SQLite, Huey's SQLite queue, grading threads in the server); the distributed one is `judge
@@ -82,7 +86,10 @@ def main() -> int:
     ap.add_argument("--stuck-after", type=float, default=1800.0,
                     help="seconds after which an ungraded submission counts as stuck")
     ap.add_argument("--json", type=Path, help="also write the figures here")
+    ap.add_argument("--quick", action="store_true", help="tiny burst, embedded only")
     args = ap.parse_args()
+    if args.quick:
+        args.n, args.students, args.modes = 4, 2, "embedded"
 
     tmp = Path(tempfile.mkdtemp(prefix="kvp-load-"))
     problems, reference = problem_copy(tmp, args.min_test_s)

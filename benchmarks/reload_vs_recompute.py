@@ -86,13 +86,17 @@ def main() -> None:
     p.add_argument("--big-blocks", type=int, default=128, help="blocks copied for the 0.6B shape")
     args = p.parse_args()
     device = setup(args)
+    matmul_n, copy_bytes = 2048, 256 << 20
+    if args.quick:  # the script still works; no figure means anything
+        args.models, args.prefill_tokens, args.tiny_blocks = "tiny", 32, 8
+        matmul_n, copy_bytes = 128, 1 << 20
     dtype = DTYPES[args.dtype]
     print(machine_line(device))
     print(f"dtype {args.dtype}, block_size {BLOCK_SIZE}, prefill of {args.prefill_tokens} tokens, "
           f"median of >= {args.reps} runs (cheap calls: >= 1 s of runs)")
 
-    flops = matmul_flops(device, dtype, max(args.reps, 3))
-    bw_load, bw_off = copy_bandwidth(device, dtype, max(args.reps, 3))
+    flops = matmul_flops(device, dtype, max(args.reps, 3), n=matmul_n)
+    bw_load, bw_off = copy_bandwidth(device, dtype, max(args.reps, 3), nbytes=copy_bytes)
     print(f"machine: matmul {fmt(flops / 1e9)} GFLOP/s (2048^3, {args.dtype}); contiguous copy "
           f"{fmt(bw_load / 1e9)} GB/s reload direction, {fmt(bw_off / 1e9)} GB/s offload direction "
           f"(256 MiB of {args.dtype})")
