@@ -53,13 +53,12 @@ def test_lines_the_runner_never_wrote_are_not_parsed_but_judged():
     rec = log.tests[name]
     assert rec.observations == [] and "bytes of JSON per observation" in rec.oversized
 
-    class Run:  # a run that ended normally, as far as this test goes
-        clock = log = None
-        spawn_t, wall_s = 0.0, 2.0
+    from judge.judging.run_record import RunRecord
 
+    ended = RunRecord("public", log, spawn_t=0.0, wall_s=2.0, ended=True)  # ended normally
     ref = {"outcome": "passed", "observations": [{"label": "x", "value": 1}]}
     res = judge_test("public/" + name, "public", 1.0, ref, rec,
-                     Context(Run(), hidden=False, source="", redact=lambda s: s, limits=None),
+                     Context(ended, hidden=False, source="", redact=lambda s: s, limits=None),
                      victim=False)
     assert str(res.verdict) == "OLE" and "per observation" in res.failure.message
     log2 = ChildLog()

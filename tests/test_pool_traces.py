@@ -251,11 +251,11 @@ def test_text_diff_marks_the_differing_step():
 
 def test_judging_attaches_timelines_to_failing_public_tests_only():
     from judge.judging.test_verdict import Context, Redactor, judge_test
-    from judge.judging.child_log import TestRecord
+    from judge.judging.child_log import ChildLog, TestRecord
+    from judge.judging.run_record import RunRecord
 
-    class Run:
-        log = clock = None
-        spawn_t, wall_s = 0.0, 1.0
+    def Run():  # a run that ended normally
+        return RunRecord("public", ChildLog(), spawn_t=0.0, wall_s=1.0, ended=True)
 
     secret = "assert hidden_value == 12345  # a line of a hidden test"
     ref = {"outcome": "passed", "observations": [{"label": "x", "value": 1}],
