@@ -118,7 +118,9 @@ export function translateMessage(message, tr) {
     const m = text.match(re);
     if (!m) continue;
     // values stay as the code produced them; only a nested message is worded again
-    const vars = Object.fromEntries(names.map((n, i) => [n, n === "msg" ? translateMessage(m[i + 1], tr) : m[i + 1]]));
+    // ("nothing" is compare.py's word for a part of the value that is not there)
+    const vars = Object.fromEntries(names.map((n, i) => [n, n === "msg" ? translateMessage(m[i + 1], tr)
+      : m[i + 1] === "nothing" ? tr("nothing") : m[i + 1]]));
     return tr(t, vars);
   }
   return text;
