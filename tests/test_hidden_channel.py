@@ -6,7 +6,8 @@ per submission on this fixture, more on problems with more tests).
 
 Contained: the lines travel through a pipe, in an order the parent checks (a forged line fails
 the test it names); a hidden test shows its verdict and label only; the hidden run's timings
-stay in the judge's log.
+stay in the judge's log. A failed hidden test shows one word, "failed" (concealed.py): the
+kind (tampered here) is logged too.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ def test_forged_hidden_results_spell_nothing_and_fail(problem, cache):  # noqa: 
         assert set(t["failure"] or {}) <= {"kind", "label", "exc_type", "line"}
         assert (t["failure"] or {}).get("exc_type") is None
     # the forged lines came before the runner's own, so the tests they name fail
+    # (tampered, as the judge's log says: a hidden failure shows one word, test_hidden_states.py)
     assert tests["hidden/" + HIDDEN[0]]["verdict"] == "WA"
-    assert tests["hidden/" + HIDDEN[0]]["failure"]["kind"] == "tampered"
+    assert tests["hidden/" + HIDDEN[0]]["failure"]["kind"] == "failed"
     assert d["score"] == 0.0 and d["verdict"] == "WA"
     assert all(t["verdict"] == "AC" for t in d["tests"] if t["suite"] == "public")
     assert "hidden" not in d["timings"]["phases"] and "hidden_s" not in d["timings"]
@@ -128,7 +130,7 @@ LRUCache.get = get
     _, d = run(problem, cache, source, suite="hidden")
     tests = by_name(d)
     assert tests["hidden/" + HIDDEN[0]]["verdict"] == "WA"
-    assert tests["hidden/" + HIDDEN[0]]["failure"]["kind"] == "tampered"
+    assert tests["hidden/" + HIDDEN[0]]["failure"]["kind"] == "failed"  # tampered, logged
     assert [tests["hidden/" + n]["verdict"] for n in HIDDEN[1:]] == ["AC"] * 3
 
 

@@ -49,8 +49,10 @@ def test_an_endless_loop_everywhere_costs_the_budget_not_every_limit(problem, ca
     _, d = run(problem, cache, SPIN)
     spin_s = time.perf_counter() - t
     print(f"\nreference graded in {reference_s:.1f}s, endless loops in {spin_s:.1f}s")
-    verdicts = [t["verdict"] for t in d["tests"] if t["suite"] == "hidden"]
-    assert d["verdict"] == "TLE" and verdicts[0] == "TLE" and verdicts[-1] == "NR", verdicts
+    hidden = [t for t in d["tests"] if t["suite"] == "hidden"]
+    # TLE then NR in the judge's log: a failed hidden test shows one word (concealed.py)
+    assert d["verdict"] == "TLE" and {(t["verdict"], t["failure"]["kind"]) for t in hidden} \
+        == {("WA", "failed")}, hidden
     nr = [t for t in d["tests"] if t["verdict"] == "NR" and t["suite"] == "public"]
     assert all("budget" in t["failure"]["message"] for t in nr)
     assert spin_s < reference_s + 15

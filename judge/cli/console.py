@@ -143,8 +143,9 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> Non
     ff = report.get("first_failure")
     if ff and report["verdict"] != "IE":
         hidden = ff["test"].startswith("hidden/")
-        con.print(con.c(f"{con.t('First failure')}: {ff['test']} ({ff['verdict']}, "
-                        f"{verdict_name(ff['verdict'], con.lang)})", "bold"))
+        said = con.t("failed") if ff.get("kind") == "failed" else \
+            f"{ff['verdict']}, {verdict_name(ff['verdict'], con.lang)}"
+        con.print(con.c(f"{con.t('First failure')}: {ff['test']} ({said})", "bold"))
         if ff.get("label") is not None:
             con.print(f"  {con.t('observation')}: {ff['label']}")
         if not hidden and ff.get("kind") == "observation":
@@ -171,8 +172,8 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> Non
                                     paint=lambda s: con.c(s, "red")):
                 con.print("  " + line)
         if hidden:
-            con.print(con.c("  " + con.t("(hidden test: only the verdict and the observation's "
-                                         "label are shown)"), "dim"))
+            con.print(con.c("  " + con.t("(hidden test: only that it failed is shown, not how)"),
+                            "dim"))
         con.print()
     if report.get("output") and report["verdict"] != "AC":
         con.print(con.c(con.t("What your code printed (public tests, last lines)"), "dim"))

@@ -21,6 +21,7 @@ from typing import Callable, Iterable
 
 from judge.grading import environment as env
 from judge.judging.clock import TimeLimits, grading_cap
+from judge.judging.concealed import hidden_overall
 from judge.config import settings
 from judge.grading.experiment import report_experiment
 from judge.judging.run_record import RunRecord
@@ -132,7 +133,9 @@ class _Grading:
                       scored_suites=list(scored), hint_source=_safe_hints(self.problem), **kw)
 
     def _not_run(self, kind: FailureKind = FailureKind.NOT_RUN) -> list[TestResult]:
-        return [TestResult(t.name, s, Verdict.NR, weight=t.weight,
+        # the whole grading failed before or around the runs (CE, IE): nothing a hidden run
+        # did, so its tests stay NR (concealed.py conceals what a run decided)
+        return [TestResult(t.name, s, Verdict.NR, weight=t.weight, hidden=self._hidden(s),
                            failure=Failure(kind, hidden=self._hidden(s)))
                 for s, ts in self.plan.items() for t in ts]
 
@@ -258,7 +261,13 @@ class _Grading:
         ce = internal = None
         for suite, outcome in outcomes.items():
             tests += outcome.tests
-            ce = ce or outcome.compile_error
+            if outcome.compile_error is not None and self._hidden(suite):
+                # a module that imports for the public run but not for the hidden one chose
+                # to: its hidden tests are failed (concealed.py), the import error is logged
+                log.info("%s: the hidden run did not import: %s", self.problem.name,
+                         outcome.compile_error.get("message"))
+            else:
+                ce = ce or outcome.compile_error
             internal = internal or outcome.internal
             run = runs.get(suite)
             if run is None:
@@ -278,6 +287,11 @@ class _Grading:
         if self.fail_fast:  # the test that failed, not one it kept from running, names it
             order = sorted(tests, key=lambda t: t.verdict is Verdict.NR)
         verdict = overall([t.verdict for t in order], compile_error=ce is not None)
+        first = next((t for t in order if t.verdict.counts and not t.verdict.passed), None)
+        if ce is None and first is not None and first.hidden:
+            verdict = hidden_overall(runs.get(first.suite))
+            log.info("%s: first failure hidden (%s): overall %s", self.problem.name,
+                     first.name, verdict)
         return self._report(verdict, tests, compile_error=ce, output=self.output,
                             experiment=report_experiment(self.problem, ref_tests, tests, runs))
 

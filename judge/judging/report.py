@@ -4,11 +4,11 @@
 Per-test verdicts are the overall ones (AC WA RE TLE MLE OLE) plus NR (not run: the child died
 before the test started; counts as failed) and SKIP (skipped by the reference too; not scored).
 
-A hidden test carries only its verdict, and a failure its kind and the observation's label (the
-reference's): no time, no count of observations, no exception type or line, all of which the
-submission could pick to spell out the hidden tests. Those are the only fields put into it in
-the first place (test_verdict.py), and `to_dict` leaves out the rest again, so nothing else can leak
-through a front end.
+A hidden test carries only whether it passed: a failed one is `WA` with the failure kind
+"failed" and nothing else (no label, time, count of observations, exception type or line), since
+the submission could pick any of those to spell out the hidden tests (concealed.py). The
+per-suite loop conceals them before anything is sent or stored, and `to_dict` conceals them
+again, so nothing else can leak through a front end.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from judge.judging.verdict import Verdict
 
 SCHEMA_VERSION = 1
 HIDDEN_FIELDS = ("kind", "label", "exc_type", "line")
-HIDDEN_VALUES = ("kind", "label")
+HIDDEN_KIND = "failed"  # FailureKind.FAILED (vocabulary.py imports this module's room)
 
 
 @dataclass
@@ -45,7 +45,7 @@ class Failure:
     def to_dict(self) -> dict:
         d = {k: v for k, v in self.__dict__.items() if k != "hidden"}
         if self.hidden:  # the keys stay (front ends read them), the values the student chose go
-            d = {k: d[k] if k in HIDDEN_VALUES else None for k in HIDDEN_FIELDS}
+            d = {k: HIDDEN_KIND if k == "kind" else None for k in HIDDEN_FIELDS}
         return d
 
 
@@ -64,7 +64,10 @@ class TestResult:
 
     def to_dict(self) -> dict:
         shown = not self.hidden
-        return {"name": self.name, "suite": self.suite, "verdict": str(self.verdict),
+        verdict = self.verdict  # concealed.py made a hidden failure WA; NR is a whole CE/IE
+        if not shown and verdict in (Verdict.RE, Verdict.TLE, Verdict.MLE, Verdict.OLE):
+            verdict = Verdict.WA
+        return {"name": self.name, "suite": self.suite, "verdict": str(verdict),
                 "time_s": None if self.time_s is None or not shown else round(self.time_s, 4),
                 "weight": self.weight, "observations": self.observations if shown else None,
                 "failure": self.failure.to_dict() if self.failure else None}
@@ -93,7 +96,7 @@ class Report:
     def first_failure(self) -> dict | None:
         for t in self.tests:
             if t.verdict.counts and not t.verdict.passed and t.verdict is not Verdict.NR:
-                d = {"test": t.name, "verdict": str(t.verdict)}
+                d = {"test": t.name, "verdict": t.to_dict()["verdict"]}
                 d.update(t.failure.to_dict() if t.failure else {})
                 return d
         if self.platform_error is not None:

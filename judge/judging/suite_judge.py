@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from judge.judging.clock import TimeLimits
+from judge.judging.concealed import conceal
 from judge.judging.report import Failure, TestResult
 from judge.judging.run_record import RunRecord
 from judge.judging.test_id import TestId
@@ -97,6 +98,7 @@ class SuiteJudge:
             out = SuiteOutcome([self._stopped(name) for name in self.ref_tests])
         else:
             out = self._final(run, blocked, ignore_files, adjust)
+        out.tests = [self._shown(r) for r in out.tests]
         for r in out.tests:
             self._send(r)
         self._flush()
@@ -106,7 +108,7 @@ class SuiteJudge:
         """The grading as a whole failed after this suite was judged (IE): `results` replace
         what the stream said of its tests."""
         for r in results:
-            self._send(r)
+            self._send(self._shown(r))
         self._flush()
 
     def _final(self, run: RunRecord, blocked: bool, ignore_files: frozenset[str],
@@ -142,12 +144,16 @@ class SuiteJudge:
 
     def _decide(self, name: str, run: RunRecord, *, victim: bool) -> TestResult:
         node = TestId.parse(name).node
-        r = judge_test(name, self.suite, self.weight(name), self.ref_tests[name],
-                       run.log.tests.get(node), self._context(run), victim=victim)
+        r = self._shown(judge_test(name, self.suite, self.weight(name), self.ref_tests[name],
+                                   run.log.tests.get(node), self._context(run), victim=victim))
         self._decided[name] = _Decision(r, run, _facts(run, node))
         if self.on_decided is not None:
             self.on_decided(r)
         return r
+
+    def _shown(self, r: TestResult) -> TestResult:
+        """A hidden test's failure as one fixed word (concealed.py); its real one is logged."""
+        return conceal(r) if self.hidden else r
 
     def _settled(self, name: str, run: RunRecord) -> bool:
         """Decided, and nothing it was decided on has changed since."""
@@ -181,10 +187,18 @@ class SuiteJudge:
             self.emit(event)
 
     def _flush(self) -> None:
-        """The held events, each test's TEST_FINISHED only as it finally is."""
+        """The held events, each test's TEST_FINISHED only as it finally is. A hidden suite's
+        go out in the reference's order, each test started then finished: which tests the run
+        reached, and in what order the judge decided them, are the submission's to steer."""
         last = {e["test"]: i for i, e in enumerate(self._held)
                 if e["type"] == Event.TEST_FINISHED}
         held, self._held = self._held, []
+        if self.hidden:
+            final = {e["test"]: e for e in held if e["type"] == Event.TEST_FINISHED}
+            for name in (n for n in self.ref_tests if n in final and self.emit is not None):
+                self.emit({"type": Event.TEST_STARTED, "test": name})
+                self.emit(final[name])
+            return
         for i, e in enumerate(held):
             if self.emit is not None and (e["type"] != Event.TEST_FINISHED
                                           or last[e["test"]] == i):

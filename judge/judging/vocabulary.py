@@ -53,6 +53,7 @@ class FailureKind(StrEnum):
     NOT_RUN = "not_run"          # NR: never started (the run ended, or grading stopped)
     COMPILE = "compile"          # NR: the module did not compile
     INTERNAL = "internal"        # the platform could not grade (first_failure only)
+    FAILED = "failed"            # a hidden test that did not pass: which rule is logged only
 
 
 # The order a submission's stream goes through them.

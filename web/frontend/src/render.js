@@ -85,6 +85,7 @@ export function failureBox(f, { title, test = null, links = null, timeoutS = nul
       ),
     );
   }
+  if (f.kind === "failed") rows.push(el("div", { class: "ff-msg" }, tr("failed (a hidden test: how it failed is not shown)")));
   if (f.message && !(head && f.kind === "exception")) rows.push(el("div", { class: "ff-msg" }, failureMessage(f, tr)));
   if (f.traceback) rows.push(el("details", {}, el("summary", {}, tr("traceback")), el("pre", { class: "tb" }, f.traceback)));
   rows.push(traceView(f));
@@ -126,7 +127,8 @@ export function renderReport(container, report, { origin = "server", note = null
     for (const t of tests) {
       const f = t.failure;
       let text = "";
-      if (f && isTimeout({ ...f, verdict: t.verdict })) text = tr("time limit exceeded after {s} s", { s: secondsText(timeoutSeconds(f, t, timeoutS)) });
+      if (f && f.kind === "failed") text = tr("failed (a hidden test: how it failed is not shown)");
+      else if (f && isTimeout({ ...f, verdict: t.verdict })) text = tr("time limit exceeded after {s} s", { s: secondsText(timeoutSeconds(f, t, timeoutS)) });
       else if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${f.label} — ${failureMessage(f, tr)}`;
       else if (f) text = (f.message && failureMessage(f, tr)) || f.label || "";
       const detail = text ? el("div", { class: "row-detail" }, text) : null;

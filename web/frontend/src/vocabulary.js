@@ -28,7 +28,8 @@ export const FAILURE_KINDS = Object.freeze({
   "SKIPPED": "skipped",
   "NOT_RUN": "not_run",
   "COMPILE": "compile",
-  "INTERNAL": "internal"
+  "INTERNAL": "internal",
+  "FAILED": "failed"
 });
 // Verdict names in English (i18n.js translates them): the command line's words too.
 export const VERDICT_NAMES = Object.freeze({
