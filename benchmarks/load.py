@@ -116,8 +116,10 @@ def main() -> int:
              r["p50_s"], r["p95_s"], r["lost"], r["stuck"], r["duplicated"],
              len(r["mismatched"])) for m, r in results.items()]
     widths = [max(len(str(c)), *(len(str(r[i])) for r in rows)) for i, c in enumerate(cols)]
-    for r in [cols] + rows:
+    for i, r in enumerate([cols] + rows):
         print("  ".join(str(c).rjust(w) for c, w in zip(r, widths)))
+        if i == 0:
+            print("  ".join("-" * w for w in widths))
     if args.json:
         args.json.write_text(json.dumps({"machine": machine, "args": vars(args) | {
             "json": str(args.json)}, "results": results}, indent=1, default=str))
