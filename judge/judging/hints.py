@@ -33,6 +33,8 @@ def statement_anchors(markdown: str) -> list[str]:
     return out
 
 
+# A hidden test's failure carries its name and nothing else (report.py): a hint for it can only
+# be keyed to the test.
 def _shown(hint: dict, how: str) -> dict:
     return {"id": hint["id"], "matched": how, "rule": dict(hint.get("rule") or {}),
             "levels": {"en": list(hint.get("en") or []), "zh": list(hint.get("zh") or [])}}

@@ -10,6 +10,7 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
+from judge.judging.vocabulary import FailureKind
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 LANGS = ("en", "zh")
@@ -127,7 +128,7 @@ class HintConfig(_Strict):
     labels: list[str] = []
     # only for a first failure of this kind ("exception": it raised), where the test alone
     # would also meet failures that have nothing to do with this hint
-    kind: Literal["observation", "exception", "assertion", "timeout"] | None = None
+    kind: FailureKind | None = None
     rule: RuleAnchor
     en: list[str] = Field(min_length=1)
     zh: list[str] = Field(min_length=1)

@@ -163,7 +163,7 @@ class Problem:
     @cached_property
     def hints(self) -> list[dict]:
         """hints.toml's hints as plain dicts (judge.judging.hints matches them to a failure)."""
-        return [h.model_dump() for h in parse_hints(self.path / "hints.toml")]
+        return [h.model_dump(mode="json") for h in parse_hints(self.path / "hints.toml")]
 
     def summary(self) -> dict:
         """What a list of problems shows (the web API's `GET /api/problems`)."""
