@@ -8,13 +8,15 @@ reference stack kept warm.
 reference observations of every problem for this device, so the first student does not pay
 for them; the reference files are then kept in memory (`ReferenceCache(in_memory=True)`: read
 again only when they change on disk). Each grading still runs the submission in a fresh
-sandboxed child.
+sandboxed child: with JUDGE_WARM=1, a fork of the problem's warm zygote
+(grading/warm_pool.py), which `warm` starts for every problem too.
 """
 
 from __future__ import annotations
 
 import time
 
+from judge.grading import warm_pool
 from judge.grading.environment import gpu_name, resolve_device
 from judge.problem import SUITES, Problem
 from judge.grading.reference_cache import ReferenceCache, get_reference
@@ -42,6 +44,11 @@ class WarmGrader:
                 out[p.id] = "ok"
             except Exception as exc:
                 out[p.id] = f"{type(exc).__name__}: {exc}"
+                continue
+            if self.device == "cpu" and warm_pool.enabled():
+                # the first student's runs fork from it instead of starting Python
+                out[p.id] += "; warm grader " + ("started" if warm_pool.server_for(p)
+                                                 else "unavailable: runs are cold")
         if log is not None:
             log.info("reference stack warm on %s in %.1f s: %s", self.device,
                      time.perf_counter() - t0, out)

@@ -94,7 +94,7 @@ def fallbacks() -> int:
 
 
 def _key(problem) -> tuple:
-    return (str(problem.root) if hasattr(problem, "root") else problem.name, problem.version)
+    return (str(getattr(problem, "path", problem.name)), problem.version)
 
 
 def server_for(problem) -> ForkServer | None:

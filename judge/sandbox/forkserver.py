@@ -111,7 +111,8 @@ class ForkServer:
         os.write(sc_w, run_program())
         os.close(sc_w)
         sc = _high(sc_r)
-        zscratch = tempfile.mkdtemp(prefix="judge-warmz-")
+        # named as grading folders are, so a later judge removes it if this one dies
+        zscratch = tempfile.mkdtemp(prefix=f"judge-warmz-p{os.getpid()}-")
         os.chmod(zscratch, 0o700)
         argv = [sys.executable, "-P", "-s", "-m", "judge_runner.zygote", "--control-fd",
                 str(ctl), "--seccomp-fd", str(sc)] + [a for n in preload for a in
@@ -127,10 +128,17 @@ class ForkServer:
         # each fork binds only its own paths, read-only but for that one (zygote.py)
         at = cmd.index("--remount-ro")
         cmd = _zygote_flags(cmd[:at] + ["--bind", host_tmp, HOST] + cmd[at:])
+        # bwrap run as root makes the folders above a mount point 0700 (/work above a venv):
+        # made first, 0755, each run's uid can pass through them
+        at = cmd.index("--hostname")
+        cmd[at:at] = [a for d in _parents(cmd) for a in ("--perms", "0755", "--dir", d)]
         import subprocess
 
+        # umask 022: the folders bwrap makes for mount points (/work above a venv) must let
+        # each run's uid through, as they do where bwrap itself runs as that uid
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, pass_fds=(ctl, sc), cwd="/",
-                                env={"PATH": "/usr/bin:/bin"}, start_new_session=True)
+                                env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
+                                umask=0o022)
         os.close(ctl)
         os.close(sc)
         ours.settimeout(START_TIMEOUT_S)
@@ -379,6 +387,20 @@ def _zygote_flags(cmd: list[str]) -> list[str]:
             for cap in ZYGOTE_CAPS:
                 out += ["--cap-add", cap]
     return out
+
+
+def _parents(cmd: list[str]) -> list[str]:
+    """The folders above every bind's destination that bwrap would have to make."""
+    out: list[str] = []
+    for i, a in enumerate(cmd):
+        if a in ("--ro-bind", "--bind", "--ro-bind-try", "--dev-bind") and i + 2 < len(cmd):
+            parts = cmd[i + 2].strip("/").split("/")[:-1]
+            for k in range(1, len(parts) + 1):
+                d = "/" + "/".join(parts[:k])
+                if d not in out and not os.path.islink(d) and d not in ("/usr", "/etc",
+                                                                         "/sys", "/dev"):
+                    out.append(d)
+    return sorted(out, key=lambda d: d.count("/"))
 
 
 def _status(gate: socket.socket) -> tuple[int | None, bool]:
