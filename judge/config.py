@@ -14,7 +14,7 @@ runner aside) that reads the environment.
 | JUDGE_GRADING_PYTHON | grading_python ("3.X": what remote workers run, for the page's CE check) | this Python |
 | JUDGE_SANDBOX_BASE_UID | sandbox_base_uid (first of the sandbox's 64 uids) | 61000 |
 | CUDA_VISIBLE_DEVICES | cuda_visible_devices (passed on to a CUDA child) | unset |
-| JUDGE_WARM | warm (suite runs fork from a warm zygote, grading/warm_pool.py; "0": cold) | off |
+| JUDGE_WARM | warm (suite runs fork from a warm zygote, grading/warm_pool.py; "0": cold) | long-lived graders: on |
 
 The object is built once and rebuilt only when one of these variables changes (a test's
 monkeypatch, a front end that sets one before grading), so every reader sees the same values.
@@ -45,7 +45,7 @@ class JudgeSettings:
     grading_python: str
     sandbox_base_uid: int
     cuda_visible_devices: str | None
-    warm: bool = False
+    warm: bool | None = None  # None: the process's own default (warm_pool.use_by_default)
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> JudgeSettings:
@@ -62,7 +62,7 @@ class JudgeSettings:
             else f"{sys.version_info[0]}.{sys.version_info[1]}",
             sandbox_base_uid=int(env.get("JUDGE_SANDBOX_BASE_UID") or 61000),
             cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES") or None,
-            warm=env.get("JUDGE_WARM", "0") not in ("", "0"),
+            warm=(env["JUDGE_WARM"] not in ("", "0")) if "JUDGE_WARM" in env else None,
         )
 
 

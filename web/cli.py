@@ -127,6 +127,9 @@ def serve(args) -> int:
     if settings.distributed and not settings.worker_token:
         print("warning: no --worker-token (or $KVPRACTICE_WORKER_TOKEN): workers on other "
               "hosts cannot report results", file=sys.stderr)
+    if workers > 0:  # embedded workers grade many files: fork them from warm zygotes
+        from judge.grading.warm_pool import use_by_default
+        use_by_default()
     app = create_app(settings, grader=load_grader(args.grader), workers=workers)
 
     import uvicorn
@@ -149,6 +152,9 @@ def uvicorn_options(args) -> dict:
 
 
 def worker(args) -> int:
+    from judge.grading.warm_pool import use_by_default
+
+    use_by_default()  # a worker grades many files: fork them from warm zygotes
     if args.server:
         return remote_worker(args)
     if _refuse(args, "worker"):

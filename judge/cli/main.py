@@ -92,6 +92,9 @@ def cmd_grade(args, con: Console) -> int:
 
 def cmd_check(args, con: Console) -> int:
     from judge.authoring.check import check_problem
+    from judge.grading.warm_pool import use_by_default
+
+    use_by_default()  # every known submission (or mutant) of a problem: warm zygotes
 
     names = args.problem or [p.path for p in list_problems(args.problems)]
     if args.mutate:

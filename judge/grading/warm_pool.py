@@ -10,7 +10,10 @@ least recently used closed first. Where none can be made (no bubblewrap, not roo
 a CUDA run) every run is cold; each run's `layers["mode"]` ("warm" or the cold mode) is what
 the report's provenance shows.
 
-JUDGE_WARM=0 turns the warm path off (settings().warm); `forced(False)` does it in a test.
+Warm by default in the processes that grade many files (`use_by_default()`: `judge serve`'s
+embedded workers, `judge worker`, `judge check`, `--mutate`); a one-off grade() stays cold, a
+zygote's start (a torch import) costing what one cold grading saves. JUDGE_WARM=1 or 0 decides
+for any process; `forced(...)` for a test.
 """
 
 from __future__ import annotations
@@ -50,9 +53,20 @@ def forced(on: bool):
         _forced.reset(token)
 
 
+_default = [False]
+
+
+def use_by_default() -> None:
+    """This process grades many files: warm unless JUDGE_WARM=0."""
+    _default[0] = True
+
+
 def enabled() -> bool:
     f = _forced.get()
-    return settings().warm if f is None else f
+    if f is not None:
+        return f
+    env = settings().warm
+    return _default[0] if env is None else env
 
 
 def spawner(problem, device: str):
