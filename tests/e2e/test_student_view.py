@@ -160,6 +160,17 @@ def test_errors_point_at_the_students_line(server, browser):
     assert _in_view(page, ".editor") and _in_view(page, ".run-result .report-head")
     assert page.evaluate("(() => { const s = document.querySelector('.statement-pane'); return s.scrollHeight > s.clientHeight; })()")
     _shot(page, "laptop-1280x720-after-run")
+    # the editor wraps long lines; the Tests tab is single-spaced and does not clip long lines
+    assert page.locator(".cm-content.cm-lineWrapping").count() == 1
+    page.click("#tab-tests")
+    lines = page.locator('#tests-pane .src-file[data-file="public/test_basic.py"] .src-line')
+    texts = lines.all_inner_texts()
+    i = next(i for i in range(len(texts) - 1) if 0 < len(texts[i]) < 40 and 0 < len(texts[i + 1]) < 40)
+    y0, y1 = (lines.nth(k).bounding_box()["y"] for k in (i, i + 1))  # two short lines in a row
+    height = page.evaluate("parseFloat(getComputedStyle(document.querySelector('pre.src .src-line')).lineHeight)")
+    assert abs((y1 - y0) - height) < 2, (y0, y1, height)
+    assert page.evaluate("[...document.querySelectorAll('#tests-pane pre.src')].every((p) => p.scrollWidth <= p.clientWidth + 1)")
+    page.click("#tab-statement")
 
     # an empty file: one line naming the class
     _paste(page, "\n")

@@ -111,7 +111,7 @@ export function renderReport(container, report, { origin = "server", note = null
     const ce = report.compile_error;
     container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, tr("The file does not import")),
       el("div", { class: "ff-headline" }, el("strong", {}, headline({ ...ce, kind: "exception" }) || ""), " ", lineLink(code, ce.line)),
-      ce.traceback ? el("details", {}, el("summary", {}, tr("traceback")), el("pre", { class: "tb" }, ce.traceback)) : null,
+      ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null,
       ce.hint ? el("p", { class: "note ce-hint" }, ce.hint) : null));
   }
   if (report.first_failure && !report.compile_error) {
