@@ -12,7 +12,7 @@ import pytest
 from judge import grade, load_problem
 from judge.cli.main import main
 from judge.cli.console import Console
-from judge.authoring.mutation import cli as mutation_cli
+from judge.cli import mutation as mutation_cli
 from judge.authoring.mutation.gate import mutate_problem
 from judge.authoring.mutation.lines import cuda_lines
 from judge.authoring.mutation.mutants import generate
