@@ -180,3 +180,26 @@ def test_grader_failure_and_endless_crashes_end_in_ie(tmp_path):
     assert r.verdict == "IE" and "not retrying" in r.report["first_failure"]["message"]
     # A duplicate task for a finished submission does nothing.
     assert jobs.grade_submission(a) == "skipped"
+
+
+def test_a_corrected_test_verdict_replaces_the_stored_one(tmp_path):
+    """Issue 20, item 6: a test judged again (a forged line arrived after it was decided) sends a
+    second `test_finished`; a stream replayed from the database shows only the final verdict."""
+    from judge.judging.vocabulary import Event
+    from web.store.db import SubmissionEvent
+
+    db = Database(settings(tmp_path).db_url)
+    db.create_all()
+    (sid,) = add_submissions(db, 1)
+    name = "public/test_basic.py::test_one"
+    with db.session() as s:
+        db.add_event(s, sid, Event.TEST_FINISHED, {"type": "test_finished", "test": name, "verdict": "AC"}, 1)
+        db.add_event(s, sid, Event.TEST_FINISHED, {"type": "test_finished", "test": "public/x.py::other", "verdict": "AC"}, 1)
+        s.commit()
+    with db.session() as s:
+        db.add_event(s, sid, Event.TEST_FINISHED, {"type": "test_finished", "test": name, "verdict": "WA"}, 1)
+        s.commit()
+    with db.session() as s:
+        stored = [(e.data["test"], e.data["verdict"]) for e in s.query(SubmissionEvent)
+                  .filter_by(submission_id=sid, type=Event.TEST_FINISHED).order_by(SubmissionEvent.id)]
+    assert stored == [("public/x.py::other", "AC"), (name, "WA")]

@@ -223,11 +223,30 @@ class Database:
 
     def add_event(self, s: Session, submission_id: int, type_: str, data: dict,
                   attempt: int = 0) -> None:
+        if type_ == Event.TEST_FINISHED and isinstance(data.get("test"), str):
+            self._drop_superseded(s, submission_id, attempt, data["test"])
         s.add(SubmissionEvent(submission_id=submission_id, attempt=attempt, type=type_,
                               data_json=json.dumps(data)))
         news = s.info.setdefault(_NEWS, {"ids": set(), "queue": False})
         news["ids"].add(submission_id)
         news["queue"] = news["queue"] or type_ in _QUEUE_EVENTS
+
+    @staticmethod
+    def _drop_superseded(s: Session, submission_id: int, attempt: int, test: str) -> None:
+        """A test judged again (a later forged or oversized line about it, a rerun) sends a
+        corrected `test_finished`: it replaces the stored one, so a stream replayed from the
+        database shows each test's final verdict only, as the Report does. A stream already
+        following gets the new row (a later id) and replaces the test's line itself."""
+        rows = s.scalars(select(SubmissionEvent).where(
+            SubmissionEvent.submission_id == submission_id, SubmissionEvent.attempt == attempt,
+            SubmissionEvent.type == Event.TEST_FINISHED)).all()
+        for row in rows:
+            try:
+                same = json.loads(row.data_json).get("test") == test
+            except ValueError:
+                same = False
+            if same:
+                s.delete(row)
 
     def _publish_news(self, s: Session) -> None:
         news = s.info.pop(_NEWS, None)
