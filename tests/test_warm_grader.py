@@ -11,12 +11,12 @@ import sys
 import tempfile
 
 import pytest
+from test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
 
+from judge import grade
 from judge.grading import warm_pool
 from judge.sandbox import Limits
 from judge.sandbox.forkserver import warm_possible
-from test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
-from judge import grade
 
 pytestmark = pytest.mark.skipif(not warm_possible()[0], reason=str(warm_possible()[1]))
 

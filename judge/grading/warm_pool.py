@@ -37,7 +37,7 @@ WARM_LIB = "/.judge-warm"   # where a zygote sees its handbook and runner (not u
 
 _forced: contextvars.ContextVar[bool | None] = contextvars.ContextVar("judge_warm", default=None)
 _lock = threading.Lock()
-_servers: "OrderedDict[tuple, ForkServer]" = OrderedDict()
+_servers: OrderedDict[tuple, ForkServer] = OrderedDict()
 _starting: dict[tuple, threading.Lock] = {}
 _refused: dict[tuple, str] = {}
 _fallbacks = 0
@@ -152,7 +152,7 @@ def _start(problem) -> ForkServer:
 def start_server(handbook_paths=(), module: str | None = None, tag: str = "x") -> ForkServer:
     """A zygote over a copy of these handbook modules and of the runner (neither is a
     secret: every run sees both), with what each run would import already imported."""
-    from judge.grading.workdir import RUNNER_SRC, _IGNORE
+    from judge.grading.workdir import _IGNORE, RUNNER_SRC
 
     root = tempfile.mkdtemp(prefix=f"judge-warm{tag}-p{os.getpid()}-")
     os.chmod(root, 0o755)

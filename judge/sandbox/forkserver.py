@@ -27,24 +27,27 @@ import tempfile
 import threading
 import time
 
-from judge.sandbox import accounts, bwrap, cgroups, grants, limits as limits_mod, pid1, seccomp
+from judge.sandbox import accounts, cgroups, grants, seccomp
+from judge.sandbox import limits as limits_mod
 from judge.sandbox.layers import SECURITY_LAYERS, mode_layers, probe_layers
 from judge.sandbox.limits import Limits
 from judge.sandbox.paths import check_reachable, normalize_binds
 from judge.sandbox.result import SandboxResult, classify
-from judge.sandbox.run import BASE_ENV, SandboxError, DEFAULT_SCRATCH_FILES, FIRST_PASSED_FD, WRAPPER_PROCS
+from judge.sandbox.run import (
+    BASE_ENV,
+    DEFAULT_SCRATCH_FILES,
+    FIRST_PASSED_FD,
+    WRAPPER_PROCS,
+    SandboxError,
+)
 from judge.sandbox.usage import TreeMeter
 from judge.sandbox.watch import drain, watch
+from judge.sandbox.zygote_box import run_program, zygote_command
 
-HOST = "/.judge-host"   # zygote.HOST
 BIND_ELSEWHERE = "a bind to another path inside (only a cold run can move a path)"
 SETUP_FAILED, SETUP_PREFIX = 125, b"warm-setup: "
-ZYGOTE_CAPS = ("CAP_SYS_ADMIN", "CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
 START_TIMEOUT_S = 60.0
 GATE_TIMEOUT_S = 10.0
-CLONE_NEWUSER = 0x10000000
-NR_CLONE, NR_CLONE3 = 56, 435
-JSET = 0x45
 
 
 class WarmUnavailable(RuntimeError):
@@ -63,25 +66,6 @@ def warm_possible() -> tuple[bool, str]:
     return True, ""
 
 
-def run_program() -> bytes:
-    """The cold run's seccomp deny-list, plus what ``bwrap --disable-userns`` gives a cold run:
-    no new user namespace (clone with CLONE_NEWUSER is refused; clone3, whose flags a classic
-    filter cannot read, answers ENOSYS so libc falls back to clone)."""
-    base = seccomp.program()
-    head, rest = base[:6 * 8], base[6 * 8:]  # arch check, nr load, x32 check (seccomp.program)
-    ins = seccomp._insn
-    extra = [
-        ins(seccomp.JEQ, 0, 4, NR_CLONE),
-        ins(seccomp.LD_ABS_W, 0, 0, 16),                       # clone's flags (low word)
-        ins(JSET, 0, 1, CLONE_NEWUSER),
-        ins(seccomp.RET, 0, 0, seccomp.RET_ERRNO | seccomp.EPERM),
-        ins(seccomp.LD_ABS_W, 0, 0, 0),                        # A = nr again
-        ins(seccomp.JEQ, 0, 1, NR_CLONE3),
-        ins(seccomp.RET, 0, 0, seccomp.RET_ERRNO | seccomp.ENOSYS),
-    ]
-    return head + b"".join(extra) + rest
-
-
 class ForkServer:
     def __init__(self, proc_pid: int, control: socket.socket, lib_root: str | None,
                  preloaded: dict, host_tmp: str, warm_paths: list[str]):
@@ -95,7 +79,7 @@ class ForkServer:
 
     @classmethod
     def start(cls, libs: list[tuple[str, str]], preload: list[str] = (), *,
-              env: dict | None = None, lib_root: str | None = None) -> "ForkServer":
+              env: dict | None = None, lib_root: str | None = None) -> ForkServer:
         """A zygote that sees ``libs`` ((host folder, inside path) pairs, read-only, on its
         sys.path; inside paths outside /tmp, which each fork replaces) and has imported
         ``preload``; ``lib_root`` (a host folder holding them) is removed with it."""
@@ -119,19 +103,7 @@ class ForkServer:
                                                        ("--preload", n)]
         zenv = dict(BASE_ENV, HOME=zscratch, **(env or {}))
         zenv["PYTHONPATH"] = os.pathsep.join(lib_paths)
-        cmd = bwrap.build(probe.bwrap_path, pid1.wrap(argv), scratch=zscratch,
-                          ro_binds=list(libs), env=zenv,
-                          tmp_bytes=64 * limits_mod.MIB, device="cpu",
-                          feats=probe.bwrap_features, seccomp_fd=None,
-                          passwd=accounts.passwd_files())
-        # read-write: a run without a filesystem of its own writes to its host scratch folder;
-        # each fork binds only its own paths, read-only but for that one (zygote.py)
-        at = cmd.index("--remount-ro")
-        cmd = _zygote_flags(cmd[:at] + ["--bind", host_tmp, HOST] + cmd[at:])
-        # bwrap run as root makes the folders above a mount point 0700 (/work above a venv):
-        # made first, 0755, each run's uid can pass through them
-        at = cmd.index("--hostname")
-        cmd[at:at] = [a for d in _parents(cmd) for a in ("--perms", "0755", "--dir", d)]
+        cmd = zygote_command(probe, argv, libs, zenv, zscratch, host_tmp)
         import subprocess
 
         # umask 022: the folders bwrap makes for mount points (/work above a venv) must let
@@ -347,62 +319,6 @@ class ForkServer:
         return res
 
 
-INTERPRETER_FLAGS = {"-P", "-s", "-S", "-B", "-u", "-E"}
-
-
-def _program(argv: list[str]) -> dict | None:
-    """What the fork runs for ``argv``: {"runner_args": [...]} for ``python [flags] -m
-    judge_runner ARGS``, {"code": ..., "args": [...]} for ``python [flags] -c CODE ARGS``,
-    None for anything else (it runs cold)."""
-    if not argv or os.path.realpath(argv[0]) != os.path.realpath(sys.executable):
-        return None
-    i = 1
-    while i < len(argv) and argv[i] in INTERPRETER_FLAGS:
-        i += 1
-    rest = argv[i:]
-    if rest[:2] == ["-m", "judge_runner"]:
-        return {"runner_args": rest[2:]}
-    if len(rest) >= 2 and rest[0] == "-c":
-        return {"code": rest[1], "args": rest[2:]}
-    return None
-
-
-def _zygote_flags(cmd: list[str]) -> list[str]:
-    """bwrap.build's command for the zygote: no user namespace (it must change to the run's
-    uid, which a one-uid user namespace cannot map) and, after --cap-drop ALL, the few
-    capabilities each fork needs before it drops them all."""
-    out = []
-    skip = {"--unshare-user", "--disable-userns"}
-    it = iter(cmd)
-    for a in it:
-        if a in skip:
-            continue
-        if a == "--unshare-all":  # it includes --unshare-user-try
-            out += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts",
-                    "--unshare-cgroup-try"]
-            continue
-        out.append(a)
-        if a == "--cap-drop":
-            out.append(next(it))
-            for cap in ZYGOTE_CAPS:
-                out += ["--cap-add", cap]
-    return out
-
-
-def _parents(cmd: list[str]) -> list[str]:
-    """The folders above every bind's destination that bwrap would have to make."""
-    out: list[str] = []
-    for i, a in enumerate(cmd):
-        if a in ("--ro-bind", "--bind", "--ro-bind-try", "--dev-bind") and i + 2 < len(cmd):
-            parts = cmd[i + 2].strip("/").split("/")[:-1]
-            for k in range(1, len(parts) + 1):
-                d = "/" + "/".join(parts[:k])
-                if d not in out and not os.path.islink(d) and d not in ("/usr", "/etc",
-                                                                         "/sys", "/dev"):
-                    out.append(d)
-    return sorted(out, key=lambda d: d.count("/"))
-
-
 def _status(gate: socket.socket) -> tuple[int | None, bool]:
     """(the fork's wait status as the zygote reaped it, whether it left its scratch
     filesystem full: the fork looks before the filesystem goes with its namespace)."""
@@ -481,3 +397,23 @@ def _close(fd: int, fds: list[int] | None = None) -> None:
 
 def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+INTERPRETER_FLAGS = {"-P", "-s", "-S", "-B", "-u", "-E"}
+
+
+def _program(argv: list[str]) -> dict | None:
+    """What the fork runs for ``argv``: {"runner_args": [...]} for ``python [flags] -m
+    judge_runner ARGS``, {"code": ..., "args": [...]} for ``python [flags] -c CODE ARGS``,
+    None for anything else (it runs cold)."""
+    if not argv or os.path.realpath(argv[0]) != os.path.realpath(sys.executable):
+        return None
+    i = 1
+    while i < len(argv) and argv[i] in INTERPRETER_FLAGS:
+        i += 1
+    rest = argv[i:]
+    if rest[:2] == ["-m", "judge_runner"]:
+        return {"runner_args": rest[2:]}
+    if len(rest) >= 2 and rest[0] == "-c":
+        return {"code": rest[1], "args": rest[2:]}
+    return None
