@@ -132,8 +132,9 @@ def test_hint_and_timeline_for_unprotected_hits(server, browser, lang):
 
 # ---- 3: errors point at the student's line ----------------------------------------------
 
-def test_errors_point_at_the_students_line(server, browser):
-    ctx, page, errors = _open(browser, server, "en", "laptop")
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_errors_point_at_the_students_line(server, browser, lang):
+    ctx, page, errors = _open(browser, server, lang, "laptop")
     _ready(page)
     source = REREADS.read_text()
     _paste(page, source)
@@ -143,7 +144,7 @@ def test_errors_point_at_the_students_line(server, browser):
     assert head.startswith("KeyError: "), head
     mine = page.locator(".run-result .first-failure a.your-line")
     line = int(mine.get_attribute("data-line"))
-    assert mine.inner_text() == f"tiered.py, line {line}"
+    assert mine.inner_text() == {"en": f"tiered.py, line {line}", "zh": f"tiered.py 第 {line} 行"}[lang]
     assert "self.host[" in source.splitlines()[line - 1]  # the KeyError's own line
     # the editor marks that line
     page.wait_for_selector(".cm-lintRange-error", timeout=5000)
@@ -159,7 +160,7 @@ def test_errors_point_at_the_students_line(server, browser):
     # at 1280x720 the editor and the result are in view together, the statement on its own
     assert _in_view(page, ".editor") and _in_view(page, ".run-result .report-head")
     assert page.evaluate("(() => { const s = document.querySelector('.statement-pane'); return s.scrollHeight > s.clientHeight; })()")
-    _shot(page, "laptop-1280x720-after-run")
+    _shot(page, f"laptop-1280x720-after-run-{lang}")
     # the editor wraps long lines; the Tests tab is single-spaced and does not clip long lines
     assert page.locator(".cm-content.cm-lineWrapping").count() == 1
     page.click("#tab-tests")
@@ -176,8 +177,9 @@ def test_errors_point_at_the_students_line(server, browser):
     _paste(page, "\n")
     run_and_wait(page)
     assert page.inner_text(".run-result .report-head .verdict") == "CE"
-    assert page.inner_text(".run-result .ff-headline") == \
-        "ImportError: the file does not define TieredPrefixCachingBlockPool"
+    assert page.inner_text(".run-result .ff-headline") == "ImportError: " + {
+        "en": "the file does not define TieredPrefixCachingBlockPool",
+        "zh": "文件中没有定义 TieredPrefixCachingBlockPool"}[lang]
     # a file over the size limit: Run refuses it as Submit does, with the same words
     limit = json.loads(urllib.request.urlopen(f"{server}/api/problems/143").read())["limits"]["max_code_bytes"]
     page.evaluate("(n) => window.kvpEditor.dispatch({changes: {from: 0, to: window.kvpEditor.state.doc.length, insert: '#' + 'x'.repeat(n) + '\\n'}})", limit)
@@ -187,7 +189,7 @@ def test_errors_point_at_the_students_line(server, browser):
     page.click("#submit")
     page.wait_for_selector("#submit-results .too-big")
     assert page.inner_text("#submit-results .too-big") == run_words
-    assert re.search(rf"the limit is {limit}\b", run_words), run_words
+    assert re.search({"en": rf"the limit is {limit}\b", "zh": rf"上限是 {limit} 字节"}[lang], run_words), run_words
     assert not errors, errors
     ctx.close()
 

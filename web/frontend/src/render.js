@@ -71,7 +71,7 @@ export function failureBox(f, { title, test = null, links = null, timeoutS = nul
   if (!f) return null;
   const rows = [];
   if (f.test) rows.push(el("div", { class: "ff-test" }, el("code", {}, f.test), " ", f.verdict ? verdictBadge(f.verdict) : null, " ", sourceLink(links, f.test, f)));
-  const head = headline(f);
+  const head = headline({ ...f, message: failureMessage(f, tr) });
   if (head && f.kind === "exception") rows.push(el("div", { class: "ff-headline" }, el("strong", {}, head), " ", lineLink(code, f.line)));
   if (isTimeout(f)) rows.push(timeoutLine(f, test, timeoutS));
   if (f.label !== undefined && f.label !== null) {
@@ -110,7 +110,7 @@ export function renderReport(container, report, { origin = "server", note = null
   if (report.compile_error) {
     const ce = report.compile_error;
     container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, tr("The file does not import")),
-      el("div", { class: "ff-headline" }, el("strong", {}, headline({ ...ce, kind: "exception" }) || ""), " ", lineLink(code, ce.line)),
+      el("div", { class: "ff-headline" }, el("strong", {}, headline({ ...ce, message: failureMessage(ce, tr) }) || ""), " ", lineLink(code, ce.line)),
       ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null,
       ce.hint ? el("p", { class: "note ce-hint" }, ce.hint) : null));
   }
