@@ -155,7 +155,7 @@ class PhaseClock:
     gap_max: PhaseUse | None = None        # the costliest gap (the reference's sets gap_s)
     stopped: Stop | None = None
     last: Usage = field(default_factory=lambda: _zero_usage())
-    _open: _Open | None = None
+    _open: _Open = field(init=False)
     _started: Usage | None = None          # the sample that saw the runner's first line
 
     def __post_init__(self) -> None:
@@ -184,7 +184,7 @@ class PhaseClock:
         ph = self._open
         if self.stopped is None and self._over_budget(u):
             self.stopped = Stop(ph.name or "gap", "budget", self._use(ph, u),
-                                self.limits.budget_s)
+                                self.limits.budget_s or 0.0)  # over budget: a budget is set
         cap = self.limits.wall_cap_s
         if self.stopped is None and cap is not None and u.wall_s - u.wait_s > cap:
             self.stopped = Stop(ph.name or "gap", "cap", self._use(ph, u), cap)
@@ -196,9 +196,9 @@ class PhaseClock:
         # no CPU measurement here (no /proc, no cgroup): the phase's wall time stands in
         spent = used.cpu_s if used.cpu_s is not None else used.wall_s
         if spent > ph.limit_s + GRACE_S:
-            self.stopped = Stop(ph.name, "cpu", used, ph.limit_s)
+            self.stopped = Stop(ph.name or "gap", "cpu", used, ph.limit_s)
         elif used.cpu_s is not None and used.wall_s > wall_net(ph.limit_s):
-            self.stopped = Stop(ph.name, "wall", used, ph.limit_s)
+            self.stopped = Stop(ph.name or "gap", "wall", used, ph.limit_s)
         return self.stopped.kind if self.stopped else None
 
     def _over_budget(self, u: Usage) -> bool:
@@ -222,9 +222,11 @@ class PhaseClock:
         ph = self._open
         if ph.name is not None:
             used = self._use(ph, u)
-            if used.cpu_s is not None and None not in (self.last.cpu_s, ph.before.cpu_s):
-                used.cpu_low = max(0.0, self.last.cpu_s - ph.at.cpu_s)
-                used.cpu_high = max(0.0, u.cpu_s - ph.before.cpu_s)
+            last, at, before, now = self.last.cpu_s, ph.at.cpu_s, ph.before.cpu_s, u.cpu_s
+            if used.cpu_s is not None and last is not None and at is not None \
+                    and before is not None and now is not None:
+                used.cpu_low = max(0.0, last - at)
+                used.cpu_high = max(0.0, now - before)
             if ph.name == "import":
                 self.import_use = used
             elif ph.name == "gap":
