@@ -99,6 +99,7 @@ def outcome(db_url: str, accepted: dict[int, str], expected: dict[str, dict],
             t0: float, t1: float, stuck_after_s: float) -> dict:
     """Figures of a finished (or timed-out) burst, from the database."""
     from sqlalchemy import func, select
+
     from web.store.db import Database, Submission, SubmissionEvent
 
     db = Database(db_url)

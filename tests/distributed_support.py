@@ -309,6 +309,7 @@ def rows(db_url: str):
 
 def done_event_counts(db_url: str) -> dict[int, int]:
     from sqlalchemy import func, select
+
     from web.store.db import Database, SubmissionEvent
     db = Database(db_url)
     try:

@@ -12,9 +12,9 @@ import time
 import httpx
 import pytest
 import uvicorn
-
 from e2e.fake_grader import quick
 from test_web_api import ACCEPTED, make_settings
+
 from web.accounts import service, sessions
 from web.app import create_app
 

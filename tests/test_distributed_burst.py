@@ -9,7 +9,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from burst_support import burst, local_verdicts, mix, outcome, problem_copy, wait_graded
 from distributed_support import RedisServer, Server, Worker, postgres
 

@@ -17,6 +17,7 @@ PACED = "tests.distributed_graders:paced"
 
 def _events(db_url: str, sid: int) -> list[str]:
     from sqlalchemy import select
+
     from web.store.db import Database, SubmissionEvent
     db = Database(db_url)
     with db.session() as s:

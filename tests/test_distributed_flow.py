@@ -9,10 +9,19 @@ import sys
 import time
 
 import httpx
-
 from distributed_support import (
-    FIXTURES, INSTRUCTOR_TOKEN, REPO, WORKER_TOKEN, Server, Student, Worker, all_done,
-    done_event_counts, instructor_cookies, rows, wait_for,
+    FIXTURES,
+    INSTRUCTOR_TOKEN,
+    REPO,
+    WORKER_TOKEN,
+    Server,
+    Student,
+    Worker,
+    all_done,
+    done_event_counts,
+    instructor_cookies,
+    rows,
+    wait_for,
 )
 
 PACED = "tests.distributed_graders:paced"
@@ -80,8 +89,8 @@ def test_worker_api_needs_the_worker_token(server):
 
 
 def test_live_submissions_go_before_regrades(tmp_path, server, pg_url, redis_srv):
-    from web.store.db import Database
     from web.jobs import regrades
+    from web.store.db import Database
 
     # Ten students with a graded submission each ...
     first = Worker(tmp_path, redis_srv.url(), server.url, grader=PACED, name="w0",

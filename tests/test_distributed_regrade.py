@@ -9,9 +9,15 @@ import subprocess
 import sys
 
 import httpx
-
 from distributed_support import (
-    INSTRUCTOR_TOKEN, REPO, Server, Student, Worker, all_done, instructor_cookies, rows,
+    INSTRUCTOR_TOKEN,
+    REPO,
+    Server,
+    Student,
+    Worker,
+    all_done,
+    instructor_cookies,
+    rows,
     wait_for,
 )
 

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 import reference  # noqa: F401
+
 from mini_llm import Transformer
 from nano_engine import LLMEngine, SamplingParams
 from prefix_cache import PrefixCachingBlockPool

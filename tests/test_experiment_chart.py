@@ -5,8 +5,8 @@ from types import SimpleNamespace
 
 from judge import load_problem
 from judge.grading.experiment import problem_experiment, report_experiment, series_of
-from judge.judging.report import TestResult
 from judge.judging.child_log import TestRecord
+from judge.judging.report import TestResult
 from judge.judging.verdict import Verdict
 
 NAME = "hidden/test_experiment.py::test_chapter_experiment"

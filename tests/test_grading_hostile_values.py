@@ -7,9 +7,10 @@ import io
 import json
 import resource
 
-from judge.judging.bounded import MAX_REPORT_BYTES
-from judge.cli.console import Console, print_report
 from test_judge_grading import FIRST, cache, patched, problem, run  # noqa: F401  (fixtures)
+
+from judge.cli.console import Console, print_report
+from judge.judging.bounded import MAX_REPORT_BYTES
 
 
 def returning(expr: str) -> str:
@@ -39,8 +40,8 @@ def test_deep_nesting_is_refused_not_an_internal_error(problem, cache):  # noqa:
 def test_lines_the_runner_never_wrote_are_not_parsed_but_judged():
     """Whatever reaches the results file, the parent reads no line over its size or depth
     limits: the test it names gets OLE with the reason."""
-    from judge.judging.test_verdict import Context, judge_test
     from judge.judging.child_log import ChildLog
+    from judge.judging.test_verdict import Context, judge_test
 
     log = ChildLog()
     name = "test_basic.py::test_example_put_get"

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import time
 
-from judge.judging import clock
-from judge.judging.clock import PhaseClock, Stop, PhaseUse, TimeLimits, grading_cap, slept
-from judge.sandbox.usage import Usage
 from test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+
+from judge.judging import clock
+from judge.judging.clock import PhaseClock, PhaseUse, Stop, TimeLimits, grading_cap, slept
+from judge.sandbox.usage import Usage
 
 # every get sleeps just under the per-phase wall net (3 x (3 s + 1.5 s) for this fixture)
 SLEEPER = REFERENCE + '''

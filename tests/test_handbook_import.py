@@ -14,8 +14,8 @@ from fastapi.testclient import TestClient
 
 import reference  # noqa: F401  (puts the handbook modules, `checker` among them, on sys.path)
 from judge import check_problem, grade, load_problem
-from judge.cli.main import main as judge_main
 from judge.authoring.handbook_format import FrontMatterError, parse_front_matter, split_tests
+from judge.cli.main import main as judge_main
 
 HANDBOOK = Path(__file__).resolve().parent / "fixtures" / "handbook_problems"
 RUNNING_MAX = HANDBOOK / "basics" / "running-max"
@@ -341,12 +341,12 @@ def test_graded_on_the_web_and_the_explanation_waits_for_an_ac(bank, tmp_path):
 
 def test_graded_by_a_remote_worker(bank, tmp_path):
     """The remote worker's half (its warm grader, ApiBackend, run_job) against the API."""
-    from web.app import create_app
     from judge.grading.warm_grader import WarmGrader
-    from web.jobs.runner import run_job
     from judge.problem import ProblemBank
+    from web.app import create_app
     from web.client import WorkerClient
     from web.jobs.remote_backend import ApiBackend
+    from web.jobs.runner import run_job
 
     st = _settings(bank, tmp_path, worker_token="worker-secret")
     with TestClient(create_app(st, workers=0)) as c:

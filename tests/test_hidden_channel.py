@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 import time
 
-from judge.judging.child_log import ChildLog
 from test_judge_grading import PROBLEM_DIR, REFERENCE, by_name, cache, problem, run  # noqa: F401
+
+from judge.judging.child_log import ChildLog
 
 HIDDEN = ["test_hidden.py::test_update_refreshes", "test_hidden.py::test_capacity_one",
           "test_hidden.py::test_random_ops", "test_hidden.py::test_stats"]

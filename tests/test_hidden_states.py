@@ -20,11 +20,11 @@ import time
 
 import pytest
 from fastapi.testclient import TestClient
+from test_judge_grading import PROBLEM_DIR, REFERENCE, cache, problem  # noqa: F401
+from test_web_api import make_settings
 
 from judge import grade
 from judge.cli.console import Console, print_report
-from test_judge_grading import PROBLEM_DIR, REFERENCE, cache, problem  # noqa: F401
-from test_web_api import make_settings
 from web.app import create_app
 
 TARGET = "hidden/test_hidden.py::test_capacity_one"

@@ -12,12 +12,12 @@ import time
 from datetime import datetime
 
 import pytest
-from fastapi.testclient import TestClient
-from sqlalchemy import select
-
 from accounts_support import join, make_course, post_form, signup
 from e2e.fake_grader import quick
+from fastapi.testclient import TestClient
+from sqlalchemy import select
 from test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+
 from web.app import create_app
 from web.store.accounts import Account, Assignment
 from web.store.db import DONE, LIVE, Regrade, Submission

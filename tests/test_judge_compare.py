@@ -3,10 +3,10 @@ parser and the per-test judging rules, without running anything."""
 
 import json
 
-from judge.judging.compare import compare, first_difference
-from judge.judging.test_verdict import Context, Redactor, judge_test
-from judge.judging.report import Failure, Report, TestResult
 from judge.judging.child_log import ChildLog, TestRecord
+from judge.judging.compare import compare, first_difference
+from judge.judging.report import Failure, Report, TestResult
+from judge.judging.test_verdict import Context, Redactor, judge_test
 from judge.judging.verdict import Verdict, overall
 
 

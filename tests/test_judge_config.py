@@ -6,8 +6,8 @@ from pathlib import Path
 
 from judge.config import ENV_NAMES, settings
 from judge.grading.environment import cuda_available, grading_python
-from judge.problem import ProblemBank
 from judge.grading.reference_cache import ReferenceCache
+from judge.problem import ProblemBank
 
 JUDGE = Path(__file__).resolve().parent.parent / "judge"
 # The terminal's own conventions (locale, NO_COLOR), read where the terminal is written.

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from judge import grade, load_problem
-from judge.cli.main import main
-from judge.cli.console import Console
-from judge.cli import mutation as mutation_cli
 from judge.authoring.mutation.gate import mutate_problem
 from judge.authoring.mutation.lines import cuda_lines
 from judge.authoring.mutation.mutants import generate
-from judge.problem import ProblemError
+from judge.cli import mutation as mutation_cli
+from judge.cli.console import Console
+from judge.cli.main import main
 from judge.grading.reference_cache import ReferenceCache
+from judge.problem import ProblemError
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 TALLY = FIXTURES / "mutation" / "problems" / "801-tally"

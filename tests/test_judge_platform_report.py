@@ -5,11 +5,11 @@ import json
 import os
 from pathlib import Path
 
-from judge.problem import load_problem
-from judge.grading.reference_cache import ReferenceCache
 from judge.grading.platform_error import platform_error_report
+from judge.grading.reference_cache import ReferenceCache
 from judge.judging.report import Report
 from judge.judging.verdict import Verdict
+from judge.problem import load_problem
 
 REPO = Path(__file__).resolve().parent.parent
 LRU = REPO / "tests" / "fixtures" / "problems" / "001-lru-cache"

@@ -8,8 +8,8 @@ import pytest
 
 from judge import grade, load_problem
 from judge.authoring.check import parse_header
-from judge.problem import ProblemError
 from judge.grading.reference_cache import ReferenceCache
+from judge.problem import ProblemError
 
 FOLDER = Path(__file__).resolve().parent.parent / "problems" / "143-tiered-kv-cache"
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import time
 
+from test_judge_grading import REFERENCE, by_name, cache, problem, run  # noqa: F401
+
 from judge.judging.child_log import ChildLog
 from judge.judging.run_record import RunRecord
 from judge.judging.suite_judge import SuiteJudge
 from judge.judging.test_id import TestId
 from judge.judging.test_verdict import Redactor
 from judge.judging.vocabulary import Event
-from test_judge_grading import REFERENCE, by_name, cache, problem, run  # noqa: F401
 
 A, B = "t.py::test_a", "t.py::test_b"
 REF = {f"public/{n}": {"outcome": "passed", "observations": [{"label": "x", "value": 1}]}

@@ -6,8 +6,8 @@ import re
 import subprocess
 from pathlib import Path
 
-from judge.messages import table, translate, verdict_name
 from judge.judging.verdict import NAMES, Verdict
+from judge.messages import table, translate, verdict_name
 
 REPO = Path(__file__).resolve().parent.parent
 ZH = table("zh")

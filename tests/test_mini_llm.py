@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import reference  # noqa: F401
+
 from kv_cache import AttentionMetadata
 from mini_llm import CheckpointError, Transformer
 from tiny_models import build_model, checkpoint_dir

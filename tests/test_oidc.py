@@ -11,19 +11,18 @@ import json
 import secrets
 import threading
 import time
+import warnings
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlencode, urlparse
-
-import warnings
 
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
+from e2e.fake_grader import quick
 from fastapi.testclient import TestClient
 from sqlalchemy import select
-
-from e2e.fake_grader import quick
 from test_web_api import make_settings
+
 from web.app import create_app
 from web.store.accounts import Account, AuthSession
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from page_support import page_root, page_spec, run_page
 
 from judge import grade, list_problems, public_expectations
 from judge.grading.environment import grading_python
-from page_support import page_root, page_spec, run_page
 
 BROWSER = [p for p in list_problems() if p.browser]
 DIVERGENCE = ("test", "verdict", "kind", "label", "expected", "got", "path", "index", "message",

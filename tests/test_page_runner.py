@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from e2e.fake_grader import FIXTURES, PROBLEMS
+from page_support import default_root, page_spec, run_page
+
 from judge import load_problem, public_expectations
 from judge.judging.compare import compare, first_difference
-from judge.runner.events import ObservationError, to_json_data
 from judge.judging.syntax import first_syntax_error
-from page_support import default_root, page_spec, run_page
+from judge.runner.events import ObservationError, to_json_data
 
 FIX = PROBLEMS / "901-toy-lru"
 PROBLEM = load_problem(FIX)
@@ -227,9 +227,9 @@ def test_newer_fstrings_are_judged_by_the_grading_grammar(tmp_path):
 
 
 def test_the_problem_api_names_the_grading_python(tmp_path, monkeypatch):
+    from e2e.fake_grader import quick
     from fastapi.testclient import TestClient
 
-    from e2e.fake_grader import quick
     from web.app import create_app
     from web.settings import Settings
 

@@ -15,9 +15,10 @@ import json
 import time
 import tracemalloc
 
+from test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+
 from judge.judging.bounded import MAX_LINE_BYTES, MAX_RUN_VALUES, nesting_depth
 from judge.judging.child_log import ChildLog
-from test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
 
 TEST = "t.py::test_a"
 

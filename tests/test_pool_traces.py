@@ -8,21 +8,20 @@ from pathlib import Path
 
 import pytest
 
+from judge.cli.trace_text import trace_lines
+from judge.judging.child_log import MAX_TRACE_STEPS, ChildLog
 from judge.judging.compare import TRACE_TAIL, cut_trace, trace_diff
 from judge.judging.report import Failure, Report, TestResult
-from judge.judging.child_log import MAX_TRACE_STEPS, ChildLog
+from judge.judging.verdict import Verdict
 from judge.runner import plugin
 from judge.runner.events import EventWriter
 from judge.runner.trace import MAX_STEP_BYTES, MAX_STEPS, name_prompts, traced
-from judge.cli.trace_text import trace_lines
-from judge.judging.verdict import Verdict
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "reference"))
 from prefix_cache import PrefixCachingBlockPool  # noqa: E402
 from tiered import TieredPrefixCachingBlockPool  # noqa: E402
 from two_level_lru import TieredKVCache  # noqa: E402
-
 
 _starts = itertools.count(1)
 
@@ -250,9 +249,9 @@ def test_text_diff_marks_the_differing_step():
 
 
 def test_judging_attaches_timelines_to_failing_public_tests_only():
-    from judge.judging.test_verdict import Context, Redactor, judge_test
     from judge.judging.child_log import ChildLog, TestRecord
     from judge.judging.run_record import RunRecord
+    from judge.judging.test_verdict import Context, Redactor, judge_test
 
     def Run():  # a run that ended normally
         return RunRecord("public", ChildLog(), spawn_t=0.0, wall_s=1.0, ended=True)

@@ -3,9 +3,11 @@ pool's protected hits."""
 
 import pytest
 import torch
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import reference  # noqa: F401
+
 from kv_cache import KVCache
 from paged import BlockPool
 from prefix_cache import PrefixCachingBlockPool

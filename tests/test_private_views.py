@@ -19,12 +19,11 @@ import time
 from pathlib import Path
 
 import pytest
+from test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
 
 from judge import grade
-from judge.sandbox import Limits, probe_layers, run_sandboxed
-from judge.sandbox import grants, scratchfs
 from judge.grading.workdir import View, remove_orphans
-from test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
+from judge.sandbox import Limits, grants, probe_layers, run_sandboxed, scratchfs
 
 VICTIM = REFERENCE + "\nimport time\ntime.sleep(2.5)  # SECRET-VICTIM-CODE\n"
 LOOT = REFERENCE + r'''

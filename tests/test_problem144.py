@@ -20,14 +20,15 @@ from pathlib import Path
 
 import pytest
 import torch
+from page_support import default_root, run_page
 
 import reference  # noqa: F401
 from judge import load_problem
 from judge.grading.reference_cache import public_expectations
+from judge.problem import ProblemBank
+
 from kv_cache import KVCache
 from three_tier import ThreeTierPrefixCachingBlockPool as Reference
-from page_support import default_root, run_page
-from judge.problem import ProblemBank
 
 REPO = Path(__file__).resolve().parent.parent
 FOLDER = REPO / "problems" / "144-three-tier-kv-cache"

@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from page_support import default_root, run_page
 
 from judge import load_problem
 from judge.grading.reference_cache import public_expectations
-from page_support import default_root, run_page
 from judge.problem import ProblemBank
 
 REPO = Path(__file__).resolve().parent.parent

@@ -10,11 +10,11 @@ import statistics
 import time
 
 import pytest
-from fastapi.testclient import TestClient
-
 from e2e.fake_grader import quick
+from fastapi.testclient import TestClient
 from problem_list_support import BOOKS, DIFFS, TAGS, generated_bank
 from test_web_api import wait_done
+
 from web.app import create_app
 from web.settings import Settings
 

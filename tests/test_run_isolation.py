@@ -13,9 +13,9 @@ to its other run.
 from __future__ import annotations
 
 import pytest
+from test_judge_grading import FIRST, REFERENCE, cache, problem, run  # noqa: F401
 
 from judge.grading.suite_run import SCRATCH_FILES
-from test_judge_grading import FIRST, REFERENCE, cache, problem, run  # noqa: F401
 
 SIGNAL_AND_LISTEN = r'''
 import os as _o, sys as _s, time as _t

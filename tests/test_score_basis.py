@@ -8,9 +8,10 @@ from __future__ import annotations
 import io
 import shutil
 
+from test_judge_grading import FIXTURES, REFERENCE, cache, problem, run  # noqa: F401
+
 from judge import load_problem, public_expectations
 from judge.cli.console import Console, print_report
-from test_judge_grading import FIXTURES, REFERENCE, cache, problem, run  # noqa: F401
 
 REPLAY = r'''
 EXPECTED = %r

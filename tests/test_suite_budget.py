@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 
+from test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+
 from judge.judging.clock import GRACE_S, SUITE_FACTOR, PhaseClock, TimeLimits
 from judge.problem import LimitsConfig
 from judge.sandbox.usage import Usage
-from test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
 
 SPIN = REFERENCE + '''
 def _spin(self, *args):

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import reference  # noqa: F401
+
 from kv_cache import KVCache
 from tiered import TieredPrefixCachingBlockPool as Reference
 

@@ -7,7 +7,8 @@ import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:                       # e.g. when run as `pytest` rather than `python -m`

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from judge import grade, load_problem
-from judge.judging.compare import first_difference
 from judge.grading.experiment import problem_experiment
 from judge.grading.reference_cache import ReferenceCache
+from judge.judging.compare import first_difference
 
 REPO = Path(__file__).resolve().parent.parent
 PROBLEM = load_problem(REPO / "problems" / "143-tiered-kv-cache")

@@ -11,14 +11,20 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from fastapi.testclient import TestClient
-from sqlalchemy import select, update
-
 from accounts_support import (
-    FORM, ORIGIN, join, make_assignment, make_course, post_form, signup,
+    FORM,
+    ORIGIN,
+    join,
+    make_assignment,
+    make_course,
+    post_form,
+    signup,
 )
 from e2e.fake_grader import quick
+from fastapi.testclient import TestClient
+from sqlalchemy import select, update
 from test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+
 from web.app import create_app
 from web.store.accounts import Account, AuthSession
 from web.store.db import Submission

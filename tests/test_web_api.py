@@ -8,9 +8,9 @@ import time
 from pathlib import Path
 
 import pytest
+from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from fastapi.testclient import TestClient
 
-from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from web.app import create_app
 from web.settings import Settings
 

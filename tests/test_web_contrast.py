@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from css_contrast import contrast, pairs
 
 APP_CSS = Path(__file__).resolve().parents[1] / "web" / "frontend" / "src" / "app.css"

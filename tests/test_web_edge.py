@@ -5,10 +5,10 @@ actions, token guessing, and malformed input that once gave a 5xx."""
 from __future__ import annotations
 
 import pytest
-from fastapi.testclient import TestClient
-
 from e2e.fake_grader import quick
+from fastapi.testclient import TestClient
 from test_web_api import ACCEPTED, TOKEN, assert_error, make_settings, wait_done
+
 from web.app import create_app
 
 WORKER_TOKEN = "worker-secret-token-0123"

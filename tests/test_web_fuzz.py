@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 import schemathesis
+from e2e.fake_grader import quick
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
-
-from e2e.fake_grader import quick
 from test_web_api import TOKEN, make_settings
+
 from web.app import create_app
 
 WORKER_TOKEN = "worker-secret-token-0123"

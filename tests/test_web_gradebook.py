@@ -9,10 +9,10 @@ import io
 import re
 
 import pytest
-from fastapi.testclient import TestClient
-
 from e2e.fake_grader import quick
+from fastapi.testclient import TestClient
 from test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+
 from web.app import create_app
 from web.store.gradebook import gradebook_csv, safe_cell
 

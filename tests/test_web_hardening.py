@@ -12,10 +12,10 @@ import time
 import httpx
 import pytest
 import uvicorn
-from fastapi.testclient import TestClient
-
 from e2e.fake_grader import quick
+from fastapi.testclient import TestClient
 from test_web_api import ACCEPTED, TOKEN, assert_error, make_settings
+
 from web.app import create_app
 from web.cli import uvicorn_options
 from web.ops_cli import print_regrade

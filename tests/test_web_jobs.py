@@ -9,15 +9,15 @@ import sys
 import time
 from pathlib import Path
 
+from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from fastapi.testclient import TestClient
 from sqlalchemy import func, select
 
-from e2e.fake_grader import FIXTURES, PROBLEMS, quick
-from web.app import create_app
-from web.store.db import DONE, QUEUED, RUNNING, Database, Submission, SubmissionEvent, Visitor
-from web.jobs.system import JobSystem
 from judge.problem import ProblemBank
+from web.app import create_app
+from web.jobs.system import JobSystem
 from web.settings import REPO_ROOT, Settings
+from web.store.db import DONE, QUEUED, RUNNING, Database, Submission, SubmissionEvent, Visitor
 
 
 def settings(tmp_path: Path, **kw) -> Settings:

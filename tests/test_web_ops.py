@@ -8,17 +8,17 @@ import sqlite3
 import time
 from pathlib import Path
 
+from e2e.fake_grader import FIXTURES, PROBLEMS, quick
 from fastapi.testclient import TestClient
 
-from e2e.fake_grader import FIXTURES, PROBLEMS, quick
-from web.app import create_app
-from web.store.db import Database
-from web.jobs.runner import run_job
 from judge.authoring.parity import parity_diff
 from judge.problem import ProblemBank
-from web.settings import Settings
+from web.app import create_app
 from web.client import WorkerClient
 from web.jobs.remote_backend import ApiBackend
+from web.jobs.runner import run_job
+from web.settings import Settings
+from web.store.db import Database
 
 TOKEN, WTOKEN = "teacher-secret-token", "worker-secret-token"
 
@@ -137,6 +137,7 @@ def test_worker_api_with_the_remote_workers_job_runner(tmp_path):
 def test_a_cuda_worker_without_cuda_says_so(tmp_path):
     import subprocess
     import sys
+
     from web.settings import REPO_ROOT
     res = subprocess.run([sys.executable, "-m", "web.cli", "worker", "--queue",
                           "redis://127.0.0.1:1/0", "--server", "http://127.0.0.1:1",

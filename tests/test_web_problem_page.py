@@ -8,9 +8,9 @@ import json
 import re
 
 import pytest
+from e2e.fake_grader import quick
 from fastapi.testclient import TestClient
 
-from e2e.fake_grader import quick
 from web.app import create_app
 from web.settings import REPO_ROOT, Settings
 

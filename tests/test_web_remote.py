@@ -7,10 +7,10 @@ import subprocess
 import sys
 
 import pytest
-from fastapi.testclient import TestClient
-
 from e2e.fake_grader import quick
+from fastapi.testclient import TestClient
 from test_web_api import ACCEPTED, WRONG, make_settings
+
 from web.app import create_app
 from web.client import PlatformClient, RemoteError
 

@@ -23,20 +23,20 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from judge.problem import ProblemBank
-
-from web.api import (instructor, practice, problems, regrade, submissions, visitors,
-                     workers as worker_api)
 from web.accounts.routes import router as account_pages
+from web.api import instructor, practice, problems, regrade, submissions, visitors
+from web.api import workers as worker_api
 from web.api.edge import EdgeGuard
 from web.api.errors import install_error_handlers
 from web.api.headers import SecurityHeaders
 from web.api.identity import VisitorCookieMiddleware
 from web.api.throttle import ClientLimits
+from web.courses.routes import router as course_pages
 from web.jobs.checks import ProblemChecks
 from web.jobs.graders import Grader, judge_grader
 from web.jobs.system import JobSystem
-from web.courses.routes import router as course_pages
-from web.pages.routes import render_error_page, router as pages_router
+from web.pages.routes import render_error_page
+from web.pages.routes import router as pages_router
 from web.settings import BUILD_COMMAND, STATIC_DIR, Settings
 from web.store.db import Database
 

@@ -30,7 +30,6 @@ import threading
 from pathlib import Path
 
 from judge.sandbox.policy import weak_sandbox_refusal
-
 from web.settings import BUILD_COMMAND, Settings
 
 WEAK_SANDBOX_FLAG = "--allow-weak-sandbox"
@@ -133,8 +132,9 @@ def serve(args) -> int:
     app = create_app(settings, grader=load_grader(args.grader), workers=workers)
 
     import uvicorn
-    from web.store.db import engine_url
+
     from web.jobs.queue import redact_url
+    from web.store.db import engine_url
     where = (f"queue {redact_url(settings.queue_url)}, database "
              f"{redact_url(engine_url(settings.db_url))}" if settings.distributed
              else f"data: {settings.data_dir}")
@@ -159,10 +159,10 @@ def worker(args) -> int:
         return remote_worker(args)
     if _refuse(args, "worker"):
         return 2
-    from web.store.db import Database
+    from judge.problem import ProblemBank
     from web.jobs.graders import load_grader
     from web.jobs.system import JobSystem
-    from judge.problem import ProblemBank
+    from web.store.db import Database
 
     settings = _settings(args)
     db = Database(settings.db_url)
@@ -183,8 +183,8 @@ def worker(args) -> int:
 def remote_worker(args) -> int:
     """`worker --server URL`: a worker on any host, no database credentials."""
     from judge.grading.warm_grader import WarmGrader
-    from web.jobs.graders import judge_grader, load_grader
     from judge.problem import ProblemBank
+    from web.jobs.graders import judge_grader, load_grader
     from web.jobs.remote_worker import RemoteWorker
 
     if not args.queue:

@@ -22,7 +22,6 @@ import time
 from pathlib import Path
 
 from judge.authoring.parity import compare_devices, parity_lines
-
 from web.services.names import terminal_safe
 
 EXIT_OK, EXIT_DIFFER, EXIT_USAGE, EXIT_NO_GPU = 0, 1, 2, 3
@@ -100,11 +99,11 @@ def regrade_cmd(args) -> int:
 
 
 def _regrade_db(args) -> int:
-    from web.store.db import Database
     from judge.problem import ProblemBank
+    from web.jobs import regrades
     from web.jobs.queue import JobQueue
     from web.settings import Settings
-    from web.jobs import regrades
+    from web.store.db import Database
 
     st = Settings(**({"problems_dir": args.problems} if args.problems else {}))
     p = ProblemBank(st.problems_dir, st.reference_dir).get(args.problem)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from judge.problem import LANGS, Problem, ProblemError, load_problem
 from judge.judging.report import Report
 from judge.judging.verdict import Verdict
+from judge.problem import LANGS, Problem, ProblemError, load_problem
 
 _EXPECT = re.compile(r"^#\s*expect:\s*([A-Za-z]+)\s*$", re.MULTILINE)
 _CAUGHT = re.compile(r"^#\s*caught-by:\s*(.+?)\s*$", re.MULTILINE)
@@ -172,6 +172,9 @@ def _hint_met(p: Problem, check: "SubmissionCheck") -> None:
     if not p.hints or check.report is None:
         return
     ff = check.report.first_failure or {}
+    suite = next((t.suite for t in check.report.tests if t.name == ff.get("test")), None)
+    if suite == "hidden":  # check sees hidden labels; the student's report has the test only
+        ff = {"test": ff.get("test"), "label": None, "kind": "failed"}
     check.hints = [h["id"] for h in matching_hints(p.hints, ff)]
     if not check.hints:
         check.problems.append(f"meets no hint: its first failure is {ff.get('test')!r} at "

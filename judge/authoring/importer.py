@@ -24,12 +24,11 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.authoring.handbook_format import (NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem,
-                                            Refused, read_problem)
+from judge.authoring.handbook_format import NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused, read_problem
 from judge.authoring.import_check import needs_server
 from judge.authoring.import_guard import MAX_FOLDERS, is_plain_dir, read_bytes
 from judge.authoring.test_split import Split, split_tests
-from judge.problem import REPO_ROOT, ProblemError, Problem, parse_config, problems_root
+from judge.problem import REPO_ROOT, Problem, ProblemError, parse_config, problems_root
 
 DEFAULT_BASE = 900
 LICENCE = "CC BY-NC-SA 4.0"

@@ -36,17 +36,17 @@ from judge.judging.bounded import strict_dumps
 from judge.judging.child_log import ChildLog
 from judge.judging.report import Failure, Report, TestResult
 from judge.judging.run_record import RunRecord
+from judge.judging.scoring import score_of
 from judge.judging.suite_judge import SuiteJudge
+from judge.judging.syntax import check as syntax_check
 from judge.judging.test_id import TestId
 from judge.judging.test_verdict import Redactor
+from judge.judging.verdict import Verdict, overall
 from judge.judging.vocabulary import FailureKind
 from judge.runner import plugin
 from judge.runner.__main__ import pytest_args
 from judge.runner.errors import describe_import_error
 from judge.runner.events import EventWriter, now
-from judge.judging.scoring import score_of
-from judge.judging.syntax import check as syntax_check
-from judge.judging.verdict import Verdict, overall
 
 # Modules the browser cannot import; code that needs them is graded by Submit only.
 BROWSER_MISSING = frozenset({"torch", "numpy", "safetensors", "transformers", "tokenizers",

@@ -5,14 +5,14 @@ tables."""
 from __future__ import annotations
 
 import json
-import re
 import locale
 import os
+import re
 import sys
 import unicodedata
 
-from judge.judging.compare import NOTHING, value_at
 from judge.cli.trace_text import trace_lines
+from judge.judging.compare import NOTHING, value_at
 from judge.messages import LANGS, translate, verdict_name
 
 COLORS = {"green": "32", "red": "31", "yellow": "33", "dim": "2", "bold": "1", "cyan": "36"}

@@ -22,8 +22,9 @@ import json
 import logging
 import sys
 
+from judge.authoring.import_cli import add_arguments as add_import_arguments
+from judge.authoring.import_cli import main_import
 from judge.cli.console import Console, Progress, print_check, print_doctor, print_report
-from judge.authoring.import_cli import add_arguments as add_import_arguments, main_import
 from judge.problem import ProblemError, list_problems, load_problem
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2

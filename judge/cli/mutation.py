@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 import sys
 
-from judge.cli.console import Console
 from judge.authoring.mutation.gate import CUDA_ONLY, ERROR, NOT_RUN, MutationResult, mutate_problem
+from judge.cli.console import Console
 
 EXIT_OK, EXIT_FAIL = 0, 1
 

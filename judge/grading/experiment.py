@@ -26,8 +26,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from judge.judging.verdict import Verdict
 from judge.judging.test_id import TestId
+from judge.judging.verdict import Verdict
 
 LABEL = "tokens computed per turn"
 FILE_NAME = "experiment.json"

@@ -19,24 +19,24 @@ import time
 from dataclasses import replace
 from typing import Callable, Iterable
 
+from judge.config import settings
 from judge.grading import environment as env
+from judge.grading.experiment import report_experiment
+from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
+from judge.grading.suite_run import run_suite
+from judge.grading.workdir import View
 from judge.judging.clock import TimeLimits, grading_cap
 from judge.judging.concealed import hidden_overall
-from judge.config import settings
-from judge.grading.experiment import report_experiment
+from judge.judging.report import Failure, Report, TestResult
 from judge.judging.run_record import RunRecord
+from judge.judging.scoring import log_hidden_timings, score_of, scored_suites, suite_timings
 from judge.judging.suite_judge import SuiteJudge, SuiteOutcome
+from judge.judging.syntax import check as syntax_check
 from judge.judging.test_id import TestId
 from judge.judging.test_verdict import Redactor
-from judge.problem import SUITES, Problem, ProblemError, load_problem
-from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
-from judge.judging.report import Failure, Report, TestResult
-from judge.judging.scoring import log_hidden_timings, score_of, scored_suites, suite_timings
-from judge.grading.suite_run import run_suite
-from judge.judging.syntax import check as syntax_check
 from judge.judging.verdict import Verdict, overall
-from judge.grading.workdir import View
 from judge.judging.vocabulary import Event, FailureKind
+from judge.problem import SUITES, Problem, ProblemError, load_problem
 
 log = logging.getLogger("judge")
 

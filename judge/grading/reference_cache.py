@@ -28,10 +28,10 @@ from pathlib import Path
 
 from judge.config import settings
 from judge.grading.environment import cache_tag
+from judge.grading.workdir import RUNNER_SRC
 from judge.judging.clock import TimeLimits, shown_cpu_s
 from judge.judging.test_id import TestId
 from judge.problem import Problem
-from judge.grading.workdir import RUNNER_SRC
 
 SCHEMA = 3  # 2: times are CPU seconds of the sandboxed tree (were wall clock), gap_s added
 #            3: public tests' entries have `trace` (the reference's pool timeline)

@@ -21,9 +21,17 @@ import stat
 from dataclasses import dataclass, field
 from typing import Any
 
-from judge.judging.bounded import (MAX_LINE_BYTES, MAX_RUN_BYTES, MAX_RUN_VALUES, line_problem,
-                                   run_problem, test_named_in, too_long, unfinished_problem,
-                                   values_in)
+from judge.judging.bounded import (
+    MAX_LINE_BYTES,
+    MAX_RUN_BYTES,
+    MAX_RUN_VALUES,
+    line_problem,
+    run_problem,
+    test_named_in,
+    too_long,
+    unfinished_problem,
+    values_in,
+)
 
 MAX_RESULTS_BYTES = 64 * 1024 * 1024
 MAX_OBSERVATIONS = 100_000

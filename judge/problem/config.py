@@ -10,8 +10,9 @@ import tomllib
 from pathlib import Path
 from typing import Literal
 
-from judge.judging.vocabulary import FailureKind
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from judge.judging.vocabulary import FailureKind
 
 LANGS = ("en", "zh")
 

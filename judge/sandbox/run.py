@@ -29,12 +29,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from judge.sandbox import (accounts, bwrap, cgroups, grants, limits as limits_mod, pid1, scratchfs, seccomp,
-               unshare)
+from judge.sandbox import accounts, bwrap, cgroups, grants, pid1, scratchfs, seccomp, unshare
+from judge.sandbox import limits as limits_mod
 from judge.sandbox.layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
 from judge.sandbox.limits import Limits
-from judge.sandbox.result import SandboxResult, classify
 from judge.sandbox.paths import check_reachable, normalize_binds
+from judge.sandbox.result import SandboxResult, classify
 from judge.sandbox.usage import TreeMeter
 from judge.sandbox.watch import drain, watch
 

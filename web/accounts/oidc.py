@@ -17,7 +17,6 @@ from sqlalchemy import select
 from starlette.middleware.sessions import SessionMiddleware
 
 from judge.messages import translate
-
 from web.accounts import service
 from web.accounts.sessions import secret_key
 from web.api.lang import request_lang

@@ -10,18 +10,17 @@ from fastapi.responses import Response
 from sqlalchemy import func, select
 
 from judge.grading.reference_cache import public_expectations_or_error
-
 from web.api import app_context
 from web.api.errors import ApiError
 from web.api.identity import require_instructor
 from web.api.request_input import RowId, errors_doc
-from web.services.instructor_view import RecentFilter, recent_submissions, stamp
-from web.services.submissions import iso_time, view
 from web.jobs import regrades
 from web.jobs import worker_table as workers
+from web.services.instructor_view import RecentFilter, recent_submissions, stamp
+from web.services.submissions import iso_time, view
 from web.store.db import DONE, QUEUED, RUNNING, Submission, Visitor
-from web.store.news import QUEUE
 from web.store.gradebook import gradebook, gradebook_csv
+from web.store.news import QUEUE
 
 router = APIRouter(prefix="/api")
 

@@ -14,7 +14,8 @@ from web.api.identity import current_visitor
 from web.api.lang import request_lang
 from web.api.request_input import body_doc, errors_doc, json_body
 from web.api.throttle import client_address
-from web.services import practice, submissions as service
+from web.services import practice
+from web.services import submissions as service
 
 router = APIRouter(prefix="/api")
 # Practice runs at once in this process: each is a sandboxed grading of the public suite.

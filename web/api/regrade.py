@@ -6,13 +6,11 @@ from __future__ import annotations
 import hashlib
 
 import anyio
-
 from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse
 from pydantic import BaseModel, Field
 
 from judge.judging.vocabulary import Event
-
 from web.api import app_context
 from web.api.errors import ApiError
 from web.api.identity import instructor_ok, require_instructor

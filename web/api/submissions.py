@@ -16,7 +16,8 @@ from web.api.identity import current_visitor, signed_in_token, token_hash
 from web.api.lang import request_lang
 from web.api.request_input import RowId, body_doc, errors_doc, json_body
 from web.api.throttle import client_address
-from web.services import events as event_stream, submissions as service
+from web.services import events as event_stream
+from web.services import submissions as service
 from web.services.submissions import SubmissionCreated, SubmissionOut, SubmissionSummary
 from web.store.db import LIVE, Submission, Visitor
 

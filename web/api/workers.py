@@ -20,7 +20,6 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from judge.judging.vocabulary import Event
-
 from web.api import app_context
 from web.api.edge import worker_token_refusal
 from web.api.errors import ApiError

@@ -9,11 +9,10 @@ from fastapi import APIRouter, Request
 from fastapi.responses import RedirectResponse, Response
 
 from judge.messages import translate
-
 from web.accounts import service as accounts
 from web.accounts import sessions
-from web.courses import service
 from web.api.lang import request_lang
+from web.courses import service
 from web.courses.service import STAFF, CourseError
 from web.jobs import regrades
 from web.pages.routes import render, render_error_page

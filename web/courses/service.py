@@ -11,7 +11,16 @@ from datetime import datetime, timezone
 from sqlalchemy import select
 
 from web.store.accounts import (
-    ASSISTANT, BEST, INSTRUCTOR, LAST, ROLES, STUDENT, Account, Assignment, Course, Membership,
+    ASSISTANT,
+    BEST,
+    INSTRUCTOR,
+    LAST,
+    ROLES,
+    STUDENT,
+    Account,
+    Assignment,
+    Course,
+    Membership,
     RosterEntry,
 )
 from web.store.db import Visitor

@@ -11,7 +11,6 @@ import time
 from pathlib import Path
 
 from judge.problem import Problem
-
 from web.settings import Settings
 
 log = logging.getLogger(__name__)

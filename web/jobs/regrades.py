@@ -18,10 +18,18 @@ from typing import Callable
 from sqlalchemy import func, select
 
 from judge.judging.vocabulary import Event
-
 from web.store.db import (
-    DONE, LIVE, QUEUED, REGRADE, REGRADE_PRIORITY, Database, Regrade, RegradeItem, Submission,
-    Visitor, utcnow,
+    DONE,
+    LIVE,
+    QUEUED,
+    REGRADE,
+    REGRADE_PRIORITY,
+    Database,
+    Regrade,
+    RegradeItem,
+    Submission,
+    Visitor,
+    utcnow,
 )
 
 PENDING, APPROVED, DISCARDED = "pending", "approved", "discarded"

@@ -25,7 +25,6 @@ import threading
 import time
 
 from judge.problem import ProblemBank
-
 from web.client import ServerUnreachable, WorkerClient
 from web.jobs.graders import Grader
 from web.jobs.queue import JobQueue, redact_url

@@ -24,10 +24,9 @@ import traceback
 from dataclasses import asdict, dataclass
 from typing import Protocol
 
-from judge.problem import ProblemBank, ProblemError
 from judge.grading.platform_error import platform_error_report
 from judge.judging.vocabulary import Event
-
+from judge.problem import ProblemBank, ProblemError
 from web.jobs import worker_table as workers
 from web.jobs.graders import Grader
 from web.settings import Settings

@@ -21,7 +21,6 @@ from sqlalchemy import select, update
 
 from judge.grading.workdir import pid_alive
 from judge.problem import ProblemBank
-
 from web.jobs import worker_table as workers
 from web.jobs.graders import Grader
 from web.jobs.queue import JobQueue

@@ -12,20 +12,19 @@ from sqlalchemy import select
 
 from judge.grading.environment import grading_python
 from judge.messages import LANGS, translate
-
-from web.api.edge import MAX_ROW_ID
-from web.api.instructor import overview
-from web.store.db import LIVE, Submission, Visitor
-from web.store.gradebook import gradebook, student_cells
 from web.accounts import sessions
 from web.accounts.service import staff_roles
-from web.api.lang import LANG_COOKIE, request_lang
+from web.api.edge import MAX_ROW_ID
 from web.api.identity import find_visitor, instructor_ok, instructor_token_matches, request_token
+from web.api.instructor import overview
+from web.api.lang import LANG_COOKIE, request_lang
 from web.pages import problem_list as listing_model
 from web.pages.markdown import highlight_python, pygments_css, render_markdown
 from web.services.names import display_name
 from web.services.submissions import view
 from web.settings import TEMPLATES_DIR
+from web.store.db import LIVE, Submission, Visitor
+from web.store.gradebook import gradebook, student_cells
 
 router = APIRouter(include_in_schema=False)
 templates = Jinja2Templates(directory=str(TEMPLATES_DIR))

@@ -15,7 +15,6 @@ import anyio
 from sqlalchemy import select
 
 from judge.judging.vocabulary import Event
-
 from web.store.db import DONE, QUEUED, Database, Submission, SubmissionEvent
 
 # Rows read per look: a grading writes a few hundred events (a start and a finish per test), so

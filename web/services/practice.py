@@ -16,7 +16,6 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from judge.messages import translate
-
 from web.api.throttle import SlidingWindow
 from web.services import Refused
 from web.store.db import LIVE, QUEUED, RUNNING, Submission, utcnow

@@ -19,11 +19,9 @@ from sqlalchemy.orm import Session
 
 from judge.judging.vocabulary import Event
 from judge.messages import translate
-
 from web.services import Refused
 from web.settings import Settings
-from web.store.db import (ADDRESS_CHARS, LIVE, QUEUED, RUNNING, Database, Submission,
-                          utcnow)
+from web.store.db import ADDRESS_CHARS, LIVE, QUEUED, RUNNING, Database, Submission, utcnow
 
 log = logging.getLogger(__name__)
 

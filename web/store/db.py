@@ -18,13 +18,22 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from sqlalchemy import (
-    Float, ForeignKey, Index, Integer, String, Text, create_engine, event, func, select, text,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    create_engine,
+    event,
+    func,
+    select,
+    text,
     update,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
 
 from judge.judging.vocabulary import Event
-
 from web.store.lease import LeaseOwner
 from web.store.news import SubmissionNews
 

@@ -10,7 +10,6 @@ brings the table up to date without touching its rows.
 from __future__ import annotations
 
 import logging
-
 from pathlib import Path
 
 from sqlalchemy import MetaData, inspect, text
