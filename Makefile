@@ -1,5 +1,8 @@
 # The two commands of the README. Each does its own set-up first (idempotent, fast when done).
-.PHONY: run test setup experiment
+.PHONY: run test lint setup experiment
+
+# What ruff checks (pyproject.toml's [tool.ruff]); mypy checks judge/ ([tool.mypy]).
+LINTED = judge web tests practice reference benchmarks scripts
 
 # The platform on its embedded defaults: SQLite + an embedded queue and workers in ./data.
 run: setup
@@ -7,6 +10,7 @@ run: setup
 
 test:
 	scripts/setup.sh --test
+	$(MAKE) --no-print-directory lint
 	.venv/bin/python -m pytest -q --durations=25
 	.venv/bin/judge check
 
@@ -15,3 +19,8 @@ experiment: setup
 
 setup:
 	scripts/setup.sh
+
+# Lint, import order and types; `make test` runs it first, and an error fails the target.
+lint:
+	.venv/bin/ruff check $(LINTED)
+	.venv/bin/mypy judge

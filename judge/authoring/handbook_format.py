@@ -6,7 +6,8 @@
       starter.py  solution.py  test.py     (test_example* are the examples)
 
 `read_problem(folder)` returns a `HandbookProblem` or raises `Refused` with a sentence saying
-why this judge cannot take it. `split_tests(source)` (judge/authoring/test_split.py) cuts test.py into the examples and the rest.
+why this judge cannot take it. `split_tests(source)` (judge/authoring/test_split.py) cuts test.py
+into the examples and the rest.
 """
 
 from __future__ import annotations
@@ -220,6 +221,8 @@ def read_problem(folder: Path) -> HandbookProblem:
     missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
     if missing:
         raise Refused(f"missing {', '.join(missing)}")
+    # problem.md is one of REQUIRED_FILES, so it was read (or refused) above
+    assert meta is not None
     notes = []
     for key in ("title", "chapter", "difficulty"):
         if not isinstance(meta.get(key), str) or not meta[key].strip():

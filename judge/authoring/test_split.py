@@ -17,6 +17,7 @@ import ast
 import re
 import symtable
 from dataclasses import dataclass, field
+from typing import TypeGuard
 
 
 @dataclass
@@ -28,7 +29,7 @@ class Split:
     hidden_helpers: list[str] = field(default_factory=list)  # top-level names kept out of public
 
 
-def is_test(node) -> bool:
+def is_test(node: ast.AST) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
     return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
         node.name.startswith("test_")
 
@@ -112,7 +113,7 @@ def split_tests(source: str) -> Split:
     lines = source.splitlines(keepends=True)
     examples, others = example_and_other_tests(source)
     table = symtable.symtable(source, "test.py", "exec")
-    tables = {}
+    tables: dict[tuple[str, int], symtable.SymbolTable] = {}
     stack = list(table.get_children())
     while stack:
         t = stack.pop()

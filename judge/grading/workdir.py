@@ -113,7 +113,7 @@ def remove_orphans(tmp: str | None = None) -> list[str]:
     """Delete grading folders whose judge process is gone (or, named the old way, untouched for
     a day): they hold copies of hidden tests and submissions. Returns what was removed."""
     tmp = tmp or tempfile.gettempdir()
-    removed = []
+    removed: list[str] = []
     try:
         names = os.listdir(tmp)
     except OSError:

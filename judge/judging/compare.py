@@ -134,6 +134,7 @@ def trace_diff(expected: list[dict], got: list[dict]) -> dict:
     steps."""
     total = {"expected": len(expected), "got": len(got)}
     for i in range(max(len(expected), len(got))):
+        path: str | None
         if i >= len(expected) or i >= len(got):
             path = ""
         else:

@@ -87,13 +87,14 @@ class SuiteJudge:
     # -- once it has ended ------------------------------------------------------------------
 
     def finish(self, run: RunRecord | None, *, blocked: bool = False,
-               ignore_files: frozenset[str] = frozenset(), adjust: Adjust | None = None
+               ignore_files: frozenset[str | None] = frozenset(), adjust: Adjust | None = None
                ) -> SuiteOutcome:
         """The suite's results, in the reference's order, each one sent where it is new.
         `run` None: the suite was never started (grading stopped at an earlier failure).
         `blocked`: an earlier suite did not import, so none of these tests counts (NR).
         `ignore_files`: test files whose import error is not the submission's (the page: a
-        module the browser lacks). `adjust(result, record)` may change a result at the end."""
+        module the browser lacks; None is an error that named no file). `adjust(result, record)`
+        may change a result at the end."""
         if run is None:
             out = SuiteOutcome([self._stopped(name) for name in self.ref_tests])
         else:
@@ -111,7 +112,7 @@ class SuiteJudge:
             self._send(self._shown(r))
         self._flush()
 
-    def _final(self, run: RunRecord, blocked: bool, ignore_files: frozenset[str],
+    def _final(self, run: RunRecord, blocked: bool, ignore_files: frozenset[str | None],
                adjust: Adjust | None) -> SuiteOutcome:
         log = run.log
         cause = run.sandbox_error or log.runner_error
@@ -193,16 +194,18 @@ class SuiteJudge:
         last = {e["test"]: i for i, e in enumerate(self._held)
                 if e["type"] == Event.TEST_FINISHED}
         held, self._held = self._held, []
+        emit = self.emit
+        if emit is None:
+            return
         if self.hidden:
             final = {e["test"]: e for e in held if e["type"] == Event.TEST_FINISHED}
-            for name in (n for n in self.ref_tests if n in final and self.emit is not None):
-                self.emit({"type": Event.TEST_STARTED, "test": name})
-                self.emit(final[name])
+            for name in (n for n in self.ref_tests if n in final):
+                emit({"type": Event.TEST_STARTED, "test": name})
+                emit(final[name])
             return
         for i, e in enumerate(held):
-            if self.emit is not None and (e["type"] != Event.TEST_FINISHED
-                                          or last[e["test"]] == i):
-                self.emit(e)
+            if e["type"] != Event.TEST_FINISHED or last[e["test"]] == i:
+                emit(e)
 
 
 def _facts(run: RunRecord, node: str) -> tuple:
@@ -213,7 +216,7 @@ def _facts(run: RunRecord, node: str) -> tuple:
 
 
 def import_failure(run: RunRecord, *, hidden: bool, source: str, redact: Redactor,
-                   ignore_files: frozenset[str] = frozenset()) -> dict | None:
+                   ignore_files: frozenset[str | None] = frozenset()) -> dict | None:
     """The report's `compile_error` when the module, or a test file importing from it, did not
     import in this run; else None."""
     log = run.log

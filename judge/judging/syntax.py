@@ -45,15 +45,16 @@ def check(source: str, filename: str, target=None) -> dict | None:
         return {"exc_type": type(err).__name__, "line": None, "message": str(err),
                 "traceback": None}
     ce = describe_syntax_error(err, filename)
-    if only_there:
-        there = ".".join(map(str, parse_version(target)))
+    version = parse_version(target)
+    if only_there and version is not None:  # only_there means a target version was named
+        there = ".".join(map(str, version))
         here = f"{sys.version_info[0]}.{sys.version_info[1]}"
         ce["hint"] = (f"Submit grades with Python {there}, which does not accept this syntax "
                       f"(the page's Python {here} does).")
     return ce
 
 
-def parse_version(value) -> tuple | None:
+def parse_version(value) -> tuple[int, int] | None:
     """(3, 11) from "3.11" or [3, 11]; None when absent or not a version."""
     if isinstance(value, str):
         value = value.split(".")[:2]

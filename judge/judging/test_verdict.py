@@ -228,7 +228,9 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
         res.verdict, res.failure = v, Failure(kind, message=msg, hidden=ctx.hidden)
         return res
     limit = ctx.limit(node)
-    if ctx.clock is not None and ctx.clock.over_limit(node) and fin["outcome"] != "timeout":
+    # over_limit means the clock measured this test, so `measured` is there
+    if ctx.clock is not None and measured is not None and ctx.clock.over_limit(node) and \
+            fin["outcome"] != "timeout":
         res.verdict = Verdict.TLE
         res.failure = Failure(K.TIMEOUT, hidden=ctx.hidden, message=(
             f"the test used {measured.cpu_s:.1f}s of CPU time as the judge measured it; its "

@@ -23,12 +23,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Callable
 
-from judge.grading.environment import resolve_device
-from judge.problem import REPO_ROOT, Problem, load_problem
-from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
-from judge.judging.verdict import Verdict
 from judge.authoring.mutation.lines import CoverageError, cuda_lines, executed_lines
 from judge.authoring.mutation.mutants import Mutant, generate
+from judge.grading.environment import resolve_device
+from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
+from judge.judging.verdict import Verdict
+from judge.problem import REPO_ROOT, Problem, load_problem
 
 KILLED, SURVIVED, NOT_RUN, CUDA_ONLY, ERROR = "killed", "survived", "not run", "CUDA-only", "error"
 

@@ -15,12 +15,12 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from judge.judging.clock import TimeLimits, suite_wall_net
-from judge.problem import Problem
-from judge.judging.child_log import read_capped
-from judge.sandbox import Limits, run_sandboxed
 from judge.grading.suite_run import RESULTS, child_env
 from judge.grading.workdir import View
+from judge.judging.child_log import read_capped
+from judge.judging.clock import TimeLimits, suite_wall_net
+from judge.problem import Problem
+from judge.sandbox import Limits, run_sandboxed
 
 LINES = "lines.json"
 _CUDA = re.compile(r"\bcuda\b|\.cuda\(", re.IGNORECASE)
@@ -114,7 +114,7 @@ def cuda_lines(source: str) -> set[int]:
         if isinstance(node, ast.stmt) and not hasattr(node, "body") and \
                 not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) and \
                 _CUDA.search(ast.unparse(node)):
-            out.update(range(node.lineno, node.end_lineno + 1))
+            out.update(_span(node))
         if not isinstance(node, (ast.If, ast.IfExp)) or not _CUDA_TEST.search(
                 ast.unparse(node.test)):
             continue
@@ -124,5 +124,11 @@ def cuda_lines(source: str) -> set[int]:
                                                   for o in test.ops))
         branch = node.orelse if negated else node.body
         for part in branch if isinstance(branch, list) else [branch]:
-            out.update(range(part.lineno, part.end_lineno + 1))
+            out.update(_span(part))
     return out
+
+
+def _span(node: ast.expr | ast.stmt) -> range:
+    # typeshed allows end_lineno None for nodes built by hand; ast.parse always sets it
+    end = node.end_lineno if node.end_lineno is not None else node.lineno
+    return range(node.lineno, end + 1)

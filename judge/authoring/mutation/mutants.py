@@ -74,8 +74,8 @@ def generate(source: str) -> list[Mutant]:
         for field, value in ast.iter_fields(parent):
             children = value if isinstance(value, list) else [value]
             for i, child in enumerate(children):
-                if isinstance(child, ast.AST) and id(child) not in skip and \
-                        hasattr(child, "lineno"):
+                # only statements and expressions have variants (see _variants)
+                if isinstance(child, (ast.expr, ast.stmt)) and id(child) not in skip:
                     slot = (parent, field, i if isinstance(value, list) else None)
                     for rank, (op, new, code) in enumerate(_variants(src, child, parent, field)):
                         sites.append(((child.lineno, child.col_offset, rank), child, slot,
@@ -89,7 +89,7 @@ def generate(source: str) -> list[Mutant]:
             continue
         seen.add(text)
         before, after = src.shown(node, text)
-        out.append(Mutant(len(out) + 1, node.lineno, node.end_lineno, op, before, after, text))
+        out.append(Mutant(len(out) + 1, node.lineno, _end_line(node), op, before, after, text))
     return out
 
 
@@ -98,7 +98,12 @@ def generate(source: str) -> list[Mutant]:
 # The text is built from the original's own text where it can be, so the diff shows the
 # operator that changed and not a re-quoted line.
 
-def _variants(src: "_Source", node: ast.AST, parent: ast.AST, field: str) -> list[tuple]:
+def _end_line(node: ast.expr | ast.stmt) -> int:
+    # typeshed allows None for nodes built by hand; every node ast.parse returns has it
+    return node.end_lineno if node.end_lineno is not None else node.lineno
+
+
+def _variants(src: "_Source", node: ast.expr | ast.stmt, parent: ast.AST, field: str) -> list[tuple]:
     out: list[tuple] = []
     seg = src.segment(node)
     if isinstance(node, ast.Compare):
@@ -114,10 +119,10 @@ def _variants(src: "_Source", node: ast.AST, parent: ast.AST, field: str) -> lis
     elif isinstance(node, ast.Constant) and type(node.value) is int:
         out += [("number", _int(node.value + 1), None), ("number", _int(node.value - 1), None)]
     elif isinstance(node, ast.BoolOp):
-        new_op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
+        new_bool = ast.Or() if isinstance(node.op, ast.And) else ast.And()
         pairs = list(zip(node.values, node.values[1:]))
-        out.append(("boolop", ast.BoolOp(new_op, node.values),
-                    src.swap(node, pairs, node.op, new_op)))
+        out.append(("boolop", ast.BoolOp(new_bool, node.values),
+                    src.swap(node, pairs, node.op, new_bool)))
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
         out.append(("not" if isinstance(node.op, ast.Not) else "number", node.operand,
                     src.segment(node.operand)))
@@ -129,10 +134,13 @@ def _variants(src: "_Source", node: ast.AST, parent: ast.AST, field: str) -> lis
         out.append(("loop", ast.Continue(), None))
     elif isinstance(node, ast.Continue):
         out.append(("loop", ast.Break(), None))
+    # a test and a slice bound are always expressions: the isinstance only tells mypy so
     if field == "test" and isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and \
+            isinstance(node, ast.expr) and \
             not isinstance(node, (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Constant)):
         out.append(("not", ast.UnaryOp(ast.Not(), node), f"not {seg}"))
-    if isinstance(parent, ast.Slice) and not isinstance(node, (ast.Constant, ast.UnaryOp)):
+    if isinstance(parent, ast.Slice) and isinstance(node, ast.expr) and \
+            not isinstance(node, (ast.Constant, ast.UnaryOp)):
         out.append(("slice", ast.BinOp(node, ast.Add(), ast.Constant(1)), f"{seg} + 1"))
     if isinstance(node, ast.AugAssign) and type(node.op) in _ARITH:
         new_op = _ARITH[type(node.op)]()
