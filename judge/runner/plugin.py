@@ -26,7 +26,8 @@ import pytest
 try:
     import resource
 except ImportError:  # Pyodide
-    resource = None
+    # mypy's idiom for an optional module: the name is the module or None, checked where used
+    resource = None  # type: ignore[assignment]
 
 from .errors import JudgeTimeout, describe
 from .events import EventWriter, check_label, now, to_json_data

@@ -185,7 +185,7 @@ class _PoolTrace:
             hashes = _items(pool.block_hash)
         except Exception:  # no per-block list: the inverse of hash_to_block
             n = min(int(pool.num_blocks), MAX_ITEMS)
-            held = {}
+            held: dict[object, object] = {}  # block -> its first hash, both the pool's objects
             for h, b in itertools.islice(pool.hash_to_block.items(), MAX_ITEMS):
                 held.setdefault(b, h)
             hashes = [held.get(b) for b in range(n)]

@@ -158,7 +158,7 @@ def pids_of_uid(uid: int) -> list[int]:
 
     Zombies are skipped: they cannot be killed, only reaped by their parent.
     """
-    out = []
+    out: list[int] = []
     try:
         names = os.listdir("/proc")
     except OSError:

@@ -220,7 +220,8 @@ def _probe() -> Probe:
     D.update(_mode_details(mode, L, root))
     if not (L["bwrap"] and L.get("seccomp")):
         L["seccomp"] = False
-        D["seccomp"] = D.get("seccomp") if L["bwrap"] and seccomp.supported() else (
+        # bwrap works and seccomp is supported: the probe above tried the filter and said why
+        D["seccomp"] = D["seccomp"] if L["bwrap"] and seccomp.supported() else (
             "no seccomp filter: it is loaded by bwrap, and has a syscall table for x86-64 only")
     L["cache_probes"] = L["seccomp"]
     D["cache_probes"] = (

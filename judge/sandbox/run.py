@@ -212,7 +212,7 @@ def _run(job: _Job, probe: Probe, mode: str, acct, fs: bool) -> SandboxResult:
                         "be counted here")
     rl = limits_mod.rlimits_for(limits, nproc=nproc, address_space=not layers["cgroup_memory"],
                                 cuda=device == "cuda")
-    layers["memory_limit"] = (f"cgroup-{h.version}" if layers["cgroup_memory"] else
+    layers["memory_limit"] = (f"cgroup-{h.version}" if h and layers["cgroup_memory"] else
                               ("none (cuda)" if device == "cuda" else "rlimit_as"))
     layers["rlimit_nproc"] = nproc is not None
     layers["run_fs"] = fs
@@ -273,7 +273,8 @@ def _run(job: _Job, probe: Probe, mode: str, acct, fs: bool) -> SandboxResult:
     disk_full = fs and scratchfs.full(scratch)
     tree_cpu = group.cpu_s() if group else None
     throttled = group.throttled_s() if group else None
-    oom, hit_limit, peak = group.memory_stats() if layers["cgroup_memory"] else (0, 0, None)
+    oom, hit_limit, peak = group.memory_stats() if group and layers["cgroup_memory"] else \
+        (0, 0, None)
     if _cleanup(group, acct, proc.pid if mode == "none" else None):
         warnings.append("some processes of the run could not be killed")
     res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
@@ -309,6 +310,7 @@ def _command(job: _Job, probe: Probe, mode: str, acct, layers: dict, fds: list[i
     user = dict(user=acct.uid, group=acct.gid, extra_groups=[]) \
         if acct.dropped and drop is None else {}  # no setpriv: Popen drops the uid
     if mode == "bwrap":
+        assert probe.bwrap_path is not None  # the probe picks bwrap only where bwrap ran
         filter_fd = None
         if layers["seccomp"]:
             filter_fd = seccomp.program_fd()
@@ -323,6 +325,7 @@ def _command(job: _Job, probe: Probe, mode: str, acct, layers: dict, fds: list[i
     if mode == "unshare":
         if drop is None:
             raise SandboxError("the unshare fallback needs setpriv (util-linux)")
+        assert probe.unshare_tools is not None  # the probe picks unshare only where it ran
         return (unshare.build(probe.unshare_tools, pid1.wrap(argv), drop=drop), env, scratch,
                 user, ())
     return (drop or []) + list(argv), env, scratch, user, ()

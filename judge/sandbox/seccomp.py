@@ -69,18 +69,24 @@ def _insn(code: int, jt: int, jf: int, k: int) -> bytes:
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
-def _assemble(code: list[tuple]) -> bytes:
+# (op, jt, jf, k) with jt/jf a label or a plain offset, or ("label", name)
+_Line = tuple[int, int | str, int | str, int] | tuple[str, str]
+
+
+def _assemble(code: list[_Line]) -> bytes:
     """(op, jt, jf, k) with jt/jf a label (str) or a plain offset; ("label", name) marks the
     next instruction."""
-    at, out, i = {}, [], 0
+    at: dict[str, int] = {}
+    out: list[bytes] = []
+    i = 0
     for c in code:
-        if c[0] == "label":
+        if len(c) == 2:  # ("label", name)
             at[c[1]] = i
         else:
             i += 1
     i = 0
     for c in code:
-        if c[0] == "label":
+        if len(c) == 2:
             continue
         op, jt, jf, k = c
         rel = [at[j] - i - 1 if isinstance(j, str) else j for j in (jt, jf)]
@@ -93,7 +99,7 @@ def program() -> bytes:
     """The filter as raw ``struct sock_filter`` entries."""
     allow, eperm, enosys, zero = (RET, 0, 0, RET_ALLOW), (RET, 0, 0, RET_ERRNO | EPERM), \
         (RET, 0, 0, RET_ERRNO | ENOSYS), (RET, 0, 0, RET_ERRNO | 0)
-    code = [
+    code: list[_Line] = [
         (LD_ABS_W, 0, 0, 4),                        # A = seccomp_data.arch
         (JEQ, 1, 0, AUDIT_ARCH_X86_64),
         (RET, 0, 0, RET_KILL_PROCESS),              # another ABI (i386 via int 0x80)

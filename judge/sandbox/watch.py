@@ -18,10 +18,13 @@ import os
 import selectors
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from judge.sandbox.result import StopReason
 from judge.sandbox.usage import TreeMeter, Usage
+
+if TYPE_CHECKING:
+    from resource import struct_rusage
 
 CHUNK = 65536
 EXIT_GRACE_S = 0.2   # pipes still open this long after the child exited: leftovers hold them
@@ -35,7 +38,7 @@ class Watch:
     stderr: bytearray = field(default_factory=bytearray)
     stop: str | None = None          # "wall" | "cpu" | "output" | "disk" | None (it exited)
     status: int | None = None        # from wait4, when the child was reaped inside the loop
-    rusage: object | None = None
+    rusage: struct_rusage | None = None
     usage: Usage | None = None       # the last sample taken
 
 
@@ -127,7 +130,7 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
                 exited, exited_at = True, time.monotonic()
             if exited and (not open_pipes or time.monotonic() >= exited_at + EXIT_GRACE_S):
                 break
-            if poll_cpu and not exited and time.monotonic() >= next_cpu:
+            if poll_cpu and meter is not None and not exited and time.monotonic() >= next_cpu:
                 next_cpu = time.monotonic() + poll_s
                 w.usage = meter.sample()
                 used = w.usage.cpu_s
