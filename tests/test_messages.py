@@ -91,6 +91,20 @@ def test_the_browser_and_the_pages_look_up_the_same_table():
 ALLOWED = {"judge/authoring/handbook_format.py", "judge/authoring/importer.py", "judge/authoring/scaffold.py",
            "web/pages/markdown.py"}
 ENDONYM = "中文"
+# judge/runner/checker.py is the handbook's `checker` (its practice/runtime/checker.py) written
+# here: its default descriptions (what="结果", "这个调用", "这段代码") and the wording of its
+# failures are that module's contract, which the handbook's tests and readers see as the handbook
+# says them (a test passes its own Chinese `what`; the message is built around it). They are
+# these words and no others: any other Chinese in that file is a table to move to zh.json.
+HANDBOOK_CHECKER = "judge/runner/checker.py"
+HANDBOOK_CHECKER_WORDS = sorted({
+    "结果", "这个调用", "这段代码", "空列表", "期望", "实际", "第一个不同在", "或", "容差",
+    "应该抛出", "实际抛出了", "但没有抛出任何异常", "用了", "秒，超过限制", "秒：", "算法的复杂度可能太高",
+    "浏览器里没有 PyTorch：请在本地运行", "这道题需要 PyTorch：请在本地环境运行",
+    "这个用例需要 NVIDIA GPU（例如 WSL2 + CUDA），当前设备是", "形状不对，期望", "有",
+    "个元素不对，第一个在下标", "出现了 NaN，第一个在下标", "误差太大，", "个元素超出容差，最大误差",
+    "下标", "处期望", "不是数值数组", "：", "，", "；", "（", "）",
+}, key=len, reverse=True)
 
 
 def test_no_other_table_of_chinese_words_is_left_in_the_code():
@@ -106,6 +120,9 @@ def test_no_other_table_of_chinese_words_is_left_in_the_code():
         if not path.is_file():
             continue
         text = path.read_text(encoding="utf-8", errors="replace").replace(ENDONYM, "")
+        if rel == HANDBOOK_CHECKER:
+            for word in HANDBOOK_CHECKER_WORDS:
+                text = text.replace(word, "")
         if CJK.search(text):
             offenders.append(rel)
     assert offenders == []

@@ -74,36 +74,32 @@ class Channel:
         del self.buf[:4 + n]
         return parse(data)
 
-    def _fill(self) -> bool:
-        """Reads what is there; False when nothing was, or when less than a full read was
-        (the rest is read when the descriptor is ready again)."""
+    def _fill(self) -> int:
+        """Reads what is there: the number of bytes (0 when nothing was)."""
         try:
             chunk = os.read(self.fd_in, READ_BYTES)
         except BlockingIOError:
-            return False
+            return 0
         if not chunk:
             raise PeerGone("the other process has gone")
         self.buf.extend(chunk)
         if len(self.buf) > MAX_FRAME + 4 + READ_BYTES:
             raise WireError("too much unread data")
-        return len(chunk) == READ_BYTES
+        return len(chunk)
 
     def recv(self) -> dict:
         while True:
             msg = self._frame()
             if msg is not None:
                 return msg
-            if not self._fill() and self._frame_incomplete():
+            if not self._fill():
                 select.select([self.fd_in], [], [])
-
-    def _frame_incomplete(self) -> bool:
-        if len(self.buf) < 4:
-            return True
-        return len(self.buf) < 4 + _HEAD.unpack_from(self.buf)[0]
 
     def poll(self) -> list[dict]:
         out = []
-        while self._fill():
+        # a short read emptied the pipe: asking again would only fail (the reader is called
+        # again when there is more)
+        while self._fill() == READ_BYTES:
             pass
         while (msg := self._frame()) is not None:
             out.append(msg)

@@ -1,0 +1,90 @@
+"""What one request does to an object of this side, and what the guarded (trusted) side refuses:
+no `_` names, no changes to functions, classes or modules, no imports."""
+
+from __future__ import annotations
+
+import types
+
+from ..wire import WireError
+from .codec import MAX_TEXT, ProxyRefused
+from .remote import OPS
+
+_FIXED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
+
+
+def _name(ep, op: str, target, args) -> str:
+    name = args[0] if args else None
+    if not isinstance(name, str):
+        raise WireError("an attribute without a name")
+    if ep.guarded:
+        if name.startswith("_"):
+            raise ProxyRefused(f"attribute {name!r} of the tests' objects is not "
+                               "available to the submission")
+        if op in ("setattr", "delattr") and isinstance(target, _FIXED):
+            raise ProxyRefused("the tests' functions and classes cannot be changed")
+    return name
+
+
+class _Idle:
+    def method(self, *args):
+        return None
+
+
+_IDLE = _Idle()
+
+
+def perform(ep, op: str, target, args, kwargs):
+    if op == "ping":  # time_limit's measure of a request's own cost: a method called, no work
+        return getattr(_IDLE, "method")(*args, **kwargs)
+    if op == "import":  # the submission side only: the module's attribute
+        if ep.guarded:
+            raise ProxyRefused("the tests' modules cannot be imported from here")
+        return ep.root_getattr(*args)
+    if target is None:
+        raise WireError("a request without its object")
+    if op == "callm":
+        return getattr(target, _name(ep, op, target, args))(*args[1:], **kwargs)
+    if op == "getattr":
+        return getattr(target, _name(ep, op, target, args))
+    if op == "setattr":
+        return setattr(target, _name(ep, op, target, args), args[1])
+    if op == "delattr":
+        return delattr(target, _name(ep, op, target, args))
+    if op == "call":
+        return target(*args, **kwargs)
+    if op == "iter":
+        return iter(target)
+    if op == "next":
+        return next(target)
+    if op == "len":
+        return len(target)
+    if op == "contains":
+        return args[0] in target
+    if op == "getitem":
+        return target[args[0]]
+    if op == "setitem":
+        target[args[0]] = args[1]
+        return None
+    if op == "delitem":
+        del target[args[0]]
+        return None
+    if op == "bool":
+        return bool(target)
+    if op == "hash":
+        return hash(target)
+    if op in ("repr", "str"):
+        return (repr if op == "repr" else str)(target)[:MAX_TEXT]
+    if op in OPS:
+        return getattr(target, op)(*args)
+    raise WireError(f"an operation of no known kind {op[:20]!r}")
+
+
+def is_held(target, name: str, value) -> bool:
+    """A list, dict or set stored in the object's own attributes (not made by a property):
+    the caller's changes to it are changes to the object."""
+    if type(value) not in (list, dict, set):
+        return False
+    try:
+        return vars(target).get(name) is value
+    except TypeError:
+        return False

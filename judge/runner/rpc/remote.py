@@ -1,0 +1,199 @@
+"""The local stand-ins for the peer's objects. One stand-in per remote object and connection
+(the endpoint keeps a weak map handle -> stand-in), so `is` holds for an object read twice, for
+singletons and for enum members. A stand-in decides nothing by asking the peer that a plain value
+could settle here: a `Remote` compared with a plain value is never asked (`==` is identity, `<`
+a TypeError)."""
+
+from __future__ import annotations
+
+UNARY = {"__neg__", "__pos__", "__abs__", "__invert__", "__float__", "__int__", "__index__",
+         "__round__", "__reversed__", "__enter__"}
+BINARY = {f"__{p}{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
+                                  "matmul", "and", "or", "xor", "lshift", "rshift")
+          for p in ("", "r")}
+ORDER = {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
+OPS = UNARY | BINARY | ORDER | {"__exit__"}
+
+
+def _op(name):
+    def method(self, *args):
+        if name in ORDER and not all(isinstance(a, Remote) and a._ep is self._ep for a in args):
+            return NotImplemented  # a plain value is never compared by the other side
+        if "e" in self._kinds and name in ("__eq__", "__ne__"):
+            # an enum member is equal only to itself, and its stand-in is unique: no question
+            return (args[0] is self) == (name == "__eq__")
+        return self._ep.request(name, self._hid, *args)
+    method.__name__ = name
+    return method
+
+
+class Remote:
+    __slots__ = ("_ep", "_hid", "_kinds", "_name", "_methods", "__weakref__")
+
+    @classmethod
+    def _make(cls, ep, hid, kinds, name, methods=frozenset()):
+        r = object.__new__(_Callable if "c" in kinds else cls)
+        object.__setattr__(r, "_ep", ep)
+        object.__setattr__(r, "_hid", hid)
+        object.__setattr__(r, "_kinds", kinds)
+        object.__setattr__(r, "_name", name)
+        object.__setattr__(r, "_methods", methods)
+        return r
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        if name in self._methods:
+            # a method of the object's class: called, it is one request, not a read and a call
+            return Method(self, name)
+        return self._ep.request("getattr", self._hid, name)
+
+    def __setattr__(self, name, value):
+        self._ep.request("setattr", self._hid, name, value)
+
+    def __delattr__(self, name):
+        self._ep.request("delattr", self._hid, name)
+
+    def __iter__(self):
+        return self._ep.request("iter", self._hid)
+
+    def __next__(self):
+        return self._ep.request("next", self._hid)
+
+    def __len__(self):
+        n = self._ep.request("len", self._hid)
+        if type(n) is not int or n < 0:
+            raise TypeError("len() of the submission's object is not a non-negative int")
+        return n
+
+    def __contains__(self, x):
+        return self._ep.request("contains", self._hid, x) is True
+
+    def __getitem__(self, k):
+        return self._ep.request("getitem", self._hid, k)
+
+    def __setitem__(self, k, v):
+        self._ep.request("setitem", self._hid, k, v)
+
+    def __delitem__(self, k):
+        self._ep.request("delitem", self._hid, k)
+
+    def __bool__(self):
+        return self._ep.request("bool", self._hid) is True
+
+    def __hash__(self):
+        if "e" in self._kinds:
+            return hash((Remote, self._hid))  # identity, as its equality
+        h = self._ep.request("hash", self._hid)
+        if type(h) is not int:
+            raise TypeError("hash() of the submission's object is not an int")
+        return h
+
+    def __repr__(self):
+        try:
+            text = self._ep.request("repr", self._hid)
+        except Exception:
+            text = None
+        return text if isinstance(text, str) else f"<{self._name}>"
+
+    def __str__(self):
+        text = self._ep.request("str", self._hid)
+        return text if isinstance(text, str) else f"<{self._name}>"
+
+    def __await__(self):
+        return self._ep.await_remote(self._hid).__await__()
+
+
+for _n in sorted(OPS):
+    setattr(Remote, _n, _op(_n))
+Remote.__hash__ = Remote.__dict__["__hash__"]  # defining __eq__ above would unset it otherwise
+
+
+class _Callable(Remote):
+    __slots__ = ()
+
+    def __call__(self, *args, **kwargs):
+        return self._ep.request("call", self._hid, *args, **kwargs)
+
+
+class Method:
+    """`obj.name` for a method of the peer object's class, before it is called. Used otherwise
+    (an attribute, a repr), it reads the attribute for real."""
+
+    __slots__ = ("_of", "_attr")
+
+    def __init__(self, of: Remote, attr: str):
+        self._of, self._attr = of, attr
+
+    def __call__(self, *args, **kwargs):
+        return self._of._ep.request("callm", self._of._hid, self._attr, *args, **kwargs)
+
+    def _resolve(self):
+        return self._of._ep.request("getattr", self._of._hid, self._attr)
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return getattr(self._resolve(), name)
+
+    def __eq__(self, other):
+        return isinstance(other, Method) and other._of is self._of and other._attr == self._attr
+
+    def __hash__(self):
+        return hash((Method, id(self._of), self._attr))
+
+    def __repr__(self):
+        return f"<method {self._attr} of {self._of._name}>"
+
+
+# ---- enum members with a plain value (class Status(str, Enum)) ----------------------------
+
+_ENUM_TYPES: dict[type, type] = {}
+ENUM_CLASSES: set = set()
+
+
+def enum_value(ep, hid: int, value, name: str):
+    """A local value of the member's plain type (so `== "running"` holds as it does there),
+    unique per member (so `is` holds), that crosses back as the member itself."""
+    base = type(value)
+    cls = _ENUM_TYPES.get(base)
+    if cls is None:
+        cls = type(f"Remote{base.__name__.capitalize()}Member", (base,), {
+            "__repr__": lambda self: f"<{self._name}: {base.__repr__(self)}>",
+        })
+        _ENUM_TYPES[base] = cls
+        ENUM_CLASSES.add(cls)
+    v = cls(value)
+    v._ep, v._hid, v._name = ep, hid, name
+    return v
+
+
+# ---- lists, dicts and sets read as an object's attribute ---------------------------------
+
+def _forwarding(base: type, names: tuple[str, ...]):
+    """A copy of the peer's container that also makes each change to the peer's own, so
+    `r.output_ids.append(7)` changes the request's list, as it does in one process."""
+    body = {}
+    for n in names:
+        def method(self, *args, _n=n, _f=getattr(base, n)):
+            self._ep.request("callm", self._hid, _n, *args)
+            return _f(self, *args)
+        method.__name__ = n
+        body[n] = method
+    return type(f"Remote{base.__name__.capitalize()}", (base,), body)
+
+
+HeldList = _forwarding(list, ("append", "extend", "insert", "pop", "remove", "clear",
+                              "reverse", "__setitem__", "__delitem__", "__iadd__"))
+HeldDict = _forwarding(dict, ("__setitem__", "__delitem__", "pop", "popitem", "setdefault",
+                              "update", "clear"))
+HeldSet = _forwarding(set, ("add", "discard", "remove", "pop", "clear", "update",
+                            "difference_update", "intersection_update", "__ior__"))
+HELD = {list: HeldList, dict: HeldDict, set: HeldSet}
+HELD_TYPES = (HeldList, HeldDict, HeldSet)
+
+
+def held(ep, hid: int, value):
+    out = HELD[type(value)](value)
+    out._ep, out._hid = ep, hid
+    return out
