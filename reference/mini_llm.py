@@ -152,8 +152,9 @@ class Attention(nn.Module):
         group = self.num_heads // self.num_kv_heads
         q, k, v = (t.transpose(0, 1)[None] for t in (q, k, v))  # [1, heads, tokens, head_dim]
         k_len = k.shape[2]
-        k = k[:, :, None].expand(1, self.num_kv_heads, group, k_len, self.head_dim).reshape(1, self.num_heads, k_len, self.head_dim)
-        v = v[:, :, None].expand(1, self.num_kv_heads, group, k_len, self.head_dim).reshape(1, self.num_heads, k_len, self.head_dim)
+        grouped = (1, self.num_kv_heads, group, k_len, self.head_dim)
+        k = k[:, :, None].expand(*grouped).reshape(1, self.num_heads, k_len, self.head_dim)
+        v = v[:, :, None].expand(*grouped).reshape(1, self.num_heads, k_len, self.head_dim)
         q_len = q.shape[2]
         if past == 0 and q_len == k_len:
             out = F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=self.head_dim ** -0.5)
@@ -280,6 +281,7 @@ class Transformer(nn.Module):
         for name, tensor in state.items():
             have = own[name].shape
             if tuple(tensor.shape) != tuple(have):
-                raise CheckpointError(f"{path}: tensor {name} has shape {tuple(tensor.shape)}, config implies {tuple(have)}")
+                raise CheckpointError(f"{path}: tensor {name} has shape {tuple(tensor.shape)}, "
+                                      f"config implies {tuple(have)}")
         model.load_state_dict(state, strict=False)
         return model.to(device=device or "cpu", dtype=dtype or cfg.dtype).eval()

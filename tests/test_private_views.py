@@ -10,13 +10,10 @@ view (tests/test_weak_sandbox.py).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from pathlib import Path
 
 import pytest
 from test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401

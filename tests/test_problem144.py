@@ -19,7 +19,6 @@ import random
 from pathlib import Path
 
 import pytest
-import torch
 from page_support import default_root, run_page
 
 import reference  # noqa: F401

@@ -7,7 +7,6 @@ import random
 from pathlib import Path
 
 import pytest
-import torch
 
 import reference  # noqa: F401
 
@@ -94,7 +93,8 @@ def test_accepted_submission_matches_reference(path):
         expected = trace(Reference, ops, num_blocks, capacity)
         got = trace(pool_cls, ops, num_blocks, capacity)
         for step, (want, have) in enumerate(zip(expected, got)):
-            assert have == want, f"{path.name}, seed {seed}: differs from the reference at operation {step}: {ops[step]}"
+            assert have == want, (f"{path.name}, seed {seed}: differs from the reference at "
+                                  f"operation {step}: {ops[step]}")
 
 
 @pytest.mark.parametrize("path", sorted(SUBMISSIONS.glob("wrong_answer/*.py")), ids=lambda p: p.stem)

@@ -194,7 +194,8 @@ def test_a_corrected_test_verdict_replaces_the_stored_one(tmp_path):
     name = "public/test_basic.py::test_one"
     with db.session() as s:
         db.add_event(s, sid, Event.TEST_FINISHED, {"type": "test_finished", "test": name, "verdict": "AC"}, 1)
-        db.add_event(s, sid, Event.TEST_FINISHED, {"type": "test_finished", "test": "public/x.py::other", "verdict": "AC"}, 1)
+        db.add_event(s, sid, Event.TEST_FINISHED,
+                     {"type": "test_finished", "test": "public/x.py::other", "verdict": "AC"}, 1)
         s.commit()
     with db.session() as s:
         db.add_event(s, sid, Event.TEST_FINISHED, {"type": "test_finished", "test": name, "verdict": "WA"}, 1)

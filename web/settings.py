@@ -59,7 +59,8 @@ class Settings:
     sse_poll_s: float = 0.25
 
     # Browser-side run limits (the page terminates the worker after this long).
-    browser_run_timeout_s: float = 15.0  # 143's public tests: ~1 s in the page (6 s on a loaded box); Stop ends one sooner
+    # 143's public tests: ~1 s in the page (6 s on a loaded box); Stop ends one sooner
+    browser_run_timeout_s: float = 15.0
 
     cookie_secure: bool = False
     # Reverse proxies whose X-Forwarded-For / -Proto this server believes ("10.0.0.5,10.0.0.6",

@@ -15,7 +15,8 @@ conversations:
 All four must produce the same tokens; the tokens computed must fall from no_cache to gpu to
 tiered, and the disk run must compute fewer than gpu.
 
-    .venv/bin/python -m reference.experiments.multi_turn [--model DIR] [--tiered FILE] [--three-tier FILE] [--json] [--device cuda]
+    .venv/bin/python -m reference.experiments.multi_turn [--model DIR] [--tiered FILE]
+        [--three-tier FILE] [--json] [--device cuda]
 
 Without `--model` a tiny seeded Qwen3 with the real vocabulary is used (its replies are noise, but
 the cache behaves exactly as it would with a real model). With a real checkpoint folder, e.g.
@@ -79,6 +80,7 @@ def run_conversations(model, tokenizer, pool, *, ignore_eos: bool) -> dict:
     chats = [[{"role": "system", "content": SYSTEM},
               {"role": "user", "content": f"Introduce {city} in two sentences."}] for city in CITIES]
     outputs, computed_per_turn, reuse = [], [], []
+    contexts: list[list[int]] = []  # each chat's tokens so far: the last prompt and its reply
     for turn in range(1 + len(FOLLOW_UPS)):
         prompts = [tokenizer.encode_chat(chat, add_generation_prompt=True, enable_thinking=False)
                    for chat in chats]
@@ -95,7 +97,8 @@ def run_conversations(model, tokenizer, pool, *, ignore_eos: bool) -> dict:
                 chat.append({"role": "user", "content": FOLLOW_UPS[turn]})
     disk = hasattr(pool, "disk")
     return {"outputs": outputs, "computed": engine.num_computed_tokens,
-            "computed_per_turn": computed_per_turn, "reuse": reuse, "prompt_lens": [len(c) for c in contexts],
+            "computed_per_turn": computed_per_turn, "reuse": reuse,
+            "prompt_lens": [len(c) for c in contexts],
             # GPU -> host and host -> GPU copies: problem 143's names, or problem 144's.
             "offloaded": getattr(pool, "num_host_writes" if disk else "num_offloaded", 0),
             "loaded": getattr(pool, "num_loaded_from_host" if disk else "num_loaded", 0),

@@ -9,8 +9,9 @@ sending it. So, before the application sees a request:
 - the worker API answers 401/403 before reading the body unless the worker token is right;
 - a state-changing request authenticated by a cookie alone is refused when its `Origin` is another
   origin; one carrying a session cookie, or to a sign-in or course form, must also *show* it
-  comes from a page of this server (`Origin`, else `Referer`): that is the forms' CSRF guard. A page on another port of the same host is same-site, so
-  `SameSite=Lax` cookies alone do not stop it.
+  comes from a page of this server (`Origin`, else `Referer`): that is the forms' CSRF guard.
+  A page on another port of the same host is same-site, so `SameSite=Lax` cookies alone do not
+  stop it.
 """
 
 from __future__ import annotations
