@@ -1,6 +1,6 @@
 """One suite run of an imported problem (docs/IMPORTED_GRADING.md): the handbook's tests in a
 trusted process, the submission in another, each in a sandbox of its own, joined by two pipes
-that carry only the call proxy's messages (judge/runner/rpc.py, wire.py).
+that carry only the call proxy's messages (judge/runner/rpc/, wire.py).
 
     grader (here) --results pipe--  trusted sandbox: judge_runner --proxy (tests, checker)
           |  \\--cpu? pipes---------/          |  requests / answers
