@@ -36,7 +36,7 @@ for 21 tests); with it the run is stopped, the test it was in is TLE and the res
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, TypeGuard
 
 from judge.judging.test_id import TestId
 
@@ -258,7 +258,7 @@ def grading_cap(limits: Mapping[str, TimeLimits]) -> float:
     return round(sum(t.budget_s or 0.0 for t in limits.values()) + WALL_ALLOWANCE_S, 3)
 
 
-def slept(stop: Stop | None) -> bool:
+def slept(stop: Stop | None) -> TypeGuard[Stop]:
     """The wall net stopped a phase that was hardly computing: its own doing, not the
     host's, so running it again would only hold the grader as long once more."""
     return bool(stop is not None and stop.kind == "wall" and stop.used.cpu_s is not None
