@@ -10,8 +10,19 @@ import enum
 import types
 import weakref
 
-from ..wire import (WireError, b64, decode_array, decode_tensor, encode_array, encode_tensor,
-                    is_ndarray, is_numpy_scalar, is_tensor, unb64, MAX_DEPTH)
+from ..wire import (
+    MAX_DEPTH,
+    WireError,
+    b64,
+    decode_array,
+    decode_tensor,
+    encode_array,
+    encode_tensor,
+    is_ndarray,
+    is_numpy_scalar,
+    is_tensor,
+    unb64,
+)
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 
 MAX_HANDLES = 500_000
@@ -27,7 +38,8 @@ class ProxyRefused(TypeError):
     """The submission asked for something of the trusted side it may not have."""
 
 
-def _builtin_base(cls) -> type:
+def _builtin_base(cls: type) -> type:
+    k: type
     for k in cls.__mro__:
         if getattr(builtins, k.__name__, None) is k:
             return k
@@ -185,10 +197,10 @@ class Codec:
             if "T" in v:
                 return tuple(seq)
             try:
-                out = set(seq) if "S" in v else frozenset(seq)
+                items_set = set(seq) if "S" in v else frozenset(seq)
             except TypeError:
                 raise WireError("a set of unhashable items") from None
-            return self._held(out, v) if "r" in v and "S" in v else out
+            return self._held(items_set, v) if "r" in v and "S" in v else items_set
         if "D" in v:
             pairs = v["D"]
             if not isinstance(pairs, list) or not all(isinstance(p, list) and len(p) == 2
@@ -297,7 +309,8 @@ class Codec:
             text = str(e)
         except Exception:
             text = f"<{cls.__name__}>"
-        out = {"n": cls.__name__[:100], "b": base.__name__, "m": text[:MAX_TEXT]}
+        out: dict[str, object] = {"n": cls.__name__[:100], "b": base.__name__,
+                                  "m": text[:MAX_TEXT]}
         if base is not cls and cls not in self._mirror_of:
             out["c"] = self.encode(cls)
         elif cls in self._mirror_of:

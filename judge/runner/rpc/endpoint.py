@@ -4,6 +4,7 @@ requests served while an answer is awaited, and `await` across both event loops.
 from __future__ import annotations
 
 import asyncio
+import functools
 import itertools
 
 from ..wire import Channel, PeerGone, WireError, is_ndarray, is_tensor
@@ -91,7 +92,8 @@ class Endpoint(Codec):
         elif t == "await":
             self._start_await(m)
         elif t == "done":
-            fut = self.futures.pop(m.get("id"), None) if isinstance(m.get("id"), int) else None
+            n = m.get("id")
+            fut = self.futures.pop(n, None) if isinstance(n, int) else None
             if fut is not None and not fut.done():
                 if "err" in m:
                     fut.set_exception(self.decode_exc(m["err"]))
@@ -100,7 +102,8 @@ class Endpoint(Codec):
                 else:
                     fut.set_result(self.decode(m.get("ok")))
         elif t == "cancel":
-            task = self.tasks.get(m.get("id")) if isinstance(m.get("id"), int) else None
+            n = m.get("id")
+            task = self.tasks.get(n) if isinstance(n, int) else None
             if task is not None:
                 task.cancel()
         elif t == "bye":
@@ -195,7 +198,7 @@ class Endpoint(Codec):
             self.ch.send({"t": "done", "id": n, "err": self.encode_exc(e)})
             return
         self.tasks[n] = task
-        task.add_done_callback(lambda t, n=n: self._finished(n, t))
+        task.add_done_callback(functools.partial(self._finished, n))
 
     def _finished(self, n: int, task) -> None:
         self.tasks.pop(n, None)
@@ -220,8 +223,8 @@ class Endpoint(Codec):
         try:
             for m in self.ch.poll():
                 self.dispatch(m)
-            while (m := self.ch.pending()) is not None:
-                self.dispatch(m)
+            while (more := self.ch.pending()) is not None:
+                self.dispatch(more)
         except WireError as e:
             self.closed = True
             for loop in (self.loop, *self.visited):

@@ -106,7 +106,7 @@ class Remote:
 
 for _n in sorted(OPS):
     setattr(Remote, _n, _op(_n))
-Remote.__hash__ = Remote.__dict__["__hash__"]  # defining __eq__ above would unset it otherwise
+setattr(Remote, "__hash__", Remote.__dict__["__hash__"])  # defining __eq__ unsets it otherwise
 
 
 class _Callable(Remote):
@@ -159,7 +159,7 @@ def enum_value(ep, hid: int, value, name: str):
     cls = _ENUM_TYPES.get(base)
     if cls is None:
         cls = type(f"Remote{base.__name__.capitalize()}Member", (base,), {
-            "__repr__": lambda self: f"<{self._name}: {base.__repr__(self)}>",
+            "__repr__": lambda self: f"<{self._name}: {base(self)!r}>",
         })
         _ENUM_TYPES[base] = cls
         ENUM_CLASSES.add(cls)
@@ -189,7 +189,7 @@ HeldDict = _forwarding(dict, ("__setitem__", "__delitem__", "pop", "popitem", "s
                               "update", "clear"))
 HeldSet = _forwarding(set, ("add", "discard", "remove", "pop", "clear", "update",
                             "difference_update", "intersection_update", "__ior__"))
-HELD = {list: HeldList, dict: HeldDict, set: HeldSet}
+HELD: dict[type, type] = {list: HeldList, dict: HeldDict, set: HeldSet}
 HELD_TYPES = (HeldList, HeldDict, HeldSet)
 
 
