@@ -248,6 +248,7 @@ def _english_words(page, labels) -> list[str]:
     for label in sorted(labels, key=len, reverse=True):  # a test's own words: its labels
         text = text.replace(label, " ")
     text = re.sub(r"\S+\.py\b", " ", text)  # file names
+    text = re.sub(r"\b[0-9a-f]{8,}\b", " ", text)  # hex digests (the problem's version)
     text = re.sub(r"[\w.]*[_(\[.][\w.\[\]()']*", " ", text)  # identifiers: a_b, f(x), a.b, x[0]
     text = re.sub(r"\b[A-Z]{1,4}\b|\b[A-Z]\[\d+\]", " ", text)  # verdict codes, block names
     allowed = ALLOWED | _code_names()
