@@ -159,7 +159,8 @@ def test_errors_point_at_the_students_line(server, browser, lang):
     assert page.locator(".run-result .first-failure .ff-test a.src-link").count() == 1
     # at 1280x720 the editor and the result are in view together, the statement on its own
     assert _in_view(page, ".editor") and _in_view(page, ".run-result .report-head")
-    assert page.evaluate("(() => { const s = document.querySelector('.statement-pane'); return s.scrollHeight > s.clientHeight; })()")
+    assert page.evaluate("(() => { const s = document.querySelector('.statement-pane'); "
+                         "return s.scrollHeight > s.clientHeight; })()")
     _shot(page, f"laptop-1280x720-after-run-{lang}")
     # the editor wraps long lines; the Tests tab is single-spaced and does not clip long lines
     assert page.locator(".cm-content.cm-lineWrapping").count() == 1
@@ -170,7 +171,8 @@ def test_errors_point_at_the_students_line(server, browser, lang):
     y0, y1 = (lines.nth(k).bounding_box()["y"] for k in (i, i + 1))  # two short lines in a row
     height = page.evaluate("parseFloat(getComputedStyle(document.querySelector('pre.src .src-line')).lineHeight)")
     assert abs((y1 - y0) - height) < 2, (y0, y1, height)
-    assert page.evaluate("[...document.querySelectorAll('#tests-pane pre.src')].every((p) => p.scrollWidth <= p.clientWidth + 1)")
+    assert page.evaluate("[...document.querySelectorAll('#tests-pane pre.src')]"
+                         ".every((p) => p.scrollWidth <= p.clientWidth + 1)")
     page.click("#tab-statement")
 
     # an empty file: one line naming the class
@@ -182,7 +184,8 @@ def test_errors_point_at_the_students_line(server, browser, lang):
         "zh": "文件中没有定义 TieredPrefixCachingBlockPool"}[lang]
     # a file over the size limit: Run refuses it as Submit does, with the same words
     limit = json.loads(urllib.request.urlopen(f"{server}/api/problems/143").read())["limits"]["max_code_bytes"]
-    page.evaluate("(n) => window.kvpEditor.dispatch({changes: {from: 0, to: window.kvpEditor.state.doc.length, insert: '#' + 'x'.repeat(n) + '\\n'}})", limit)
+    page.evaluate("(n) => window.kvpEditor.dispatch({changes: {from: 0, "
+                  "to: window.kvpEditor.state.doc.length, insert: '#' + 'x'.repeat(n) + '\\n'}})", limit)
     page.keyboard.press("Control+Enter")
     page.wait_for_selector("#results .too-big")
     run_words = page.inner_text("#results .too-big")
