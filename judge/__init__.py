@@ -12,7 +12,7 @@ Rooms, and which way imports go (a room imports only the rooms listed after it):
     browser/    the page's Run (Pyodide): the same judging as Submit   -> judging, runner
     judging/    the browser-safe kernel: the child's event log, one test's verdict, comparison,
                 verdicts, reports, scores (stdlib and pytest only)    -> runner (errors only)
-    problem/    the problem model: problem.toml, the folder, the bank  -> config
+    problem/    the problem model: problem.toml, the folder, the bank  -> judging (vocabulary), config
     sandbox/    running untrusted code: namespaces, seccomp, cgroups, limits
     runner/     the pytest plugin that runs inside the sandbox (copied there as judge_runner)
     messages/   the words users read, per language

@@ -17,7 +17,7 @@ ALLOWED = {
     "browser": {"judging", "runner"},
     "messages": {"judging"},
     "judging": {"runner"},
-    "problem": {"config"},
+    "problem": {"judging", "config"},  # the vocabulary of failure kinds a hint names
     "sandbox": {"config"},
     "runner": set(),
     "config": set(),
