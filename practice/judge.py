@@ -33,7 +33,14 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:] = [str(REPO)] + [p for p in sys.path
                              if Path(p or os.curdir).resolve() not in (_HERE, REPO)]
 
-from judge.cli.console import Console, Progress, print_check, print_doctor, print_report  # noqa: E402
+from judge.cli.console import (  # noqa: E402
+    Console,
+    Progress,
+    print_check,
+    print_doctor,
+    print_report,
+    problem_labels,
+)
 from judge.messages import translate  # noqa: E402
 from judge.problem import ProblemError, list_problems, load_problem  # noqa: E402
 
@@ -119,7 +126,8 @@ def cmd_test(args, con: Console) -> int:
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
     else:
-        print_report(con, data, trace_steps=None if args.trace else 4)
+        print_report(con, data, trace_steps=None if args.trace else 4,
+                     labels=problem_labels(p, con.lang))
         if report.passed and select is None and suite == "all":
             _show_explanation(con, p)
     return 0 if report.passed else 1
@@ -153,7 +161,8 @@ def _test_remote(args, con: Console, problem, source: str) -> int:
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=1))
     else:
-        print_report(con, data, trace_steps=None if args.trace else 4)
+        print_report(con, data, trace_steps=None if args.trace else 4,
+                     labels=problem_labels(problem, con.lang))
     return 0 if data.get("verdict") == "AC" else 1
 
 

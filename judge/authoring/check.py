@@ -130,6 +130,8 @@ def _check_reference_observations(p: Problem, device: str, res: CheckResult) -> 
     except ReferenceFailure as e:
         res.errors.append(str(e))
         return
+    _label_checks(p, [o["label"] for s in suites for t in ref[s]["tests"]
+                      for o in t["observations"]], res)
     from judge.grading.proxied import is_proxied
 
     if is_proxied(p):  # the trusted test process's own outcome is the verdict: plain asserts do
@@ -139,6 +141,28 @@ def _check_reference_observations(p: Problem, device: str, res: CheckResult) -> 
             if t["outcome"] == "passed" and not t["observations"]:
                 res.errors.append(f"{t['name']}: records no observation (call observe(...) at "
                                   "least once, so a forged pass cannot match)")
+
+
+# ---- labels (labels.<lang>.json) ---------------------------------------------------------
+
+def _label_checks(p: Problem, recorded: list, res: CheckResult) -> None:
+    """Where a problem has a labels table, each label its reference records has its text there
+    (a warning: the page shows the English instead)."""
+    from judge.judging.labels import LabelTable
+
+    for lang in LANGS:
+        if lang == "en" or not p.labels_path(lang).is_file():
+            continue
+        try:
+            table = LabelTable(p.labels(lang))
+        except ProblemError as e:
+            res.errors.append(str(e))
+            continue
+        missing = sorted({str(x) for x in recorded if table.lookup(str(x)) is None})
+        for label in missing:
+            res.warnings.append(f"{p.labels_path(lang)}: no {lang} text for the label {label!r}")
+
+# ---- end of labels ------------------------------------------------------------------------
 
 
 # ---- hints (hints.toml) ------------------------------------------------------------------

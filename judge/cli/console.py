@@ -125,10 +125,24 @@ def _short(value, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 4] + " ..."
 
 
-def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> None:
+def problem_labels(problem, lang: str) -> dict[str, str]:
+    """The problem's labels table in `lang`, {} where it is broken (`judge check` says how)."""
+    from judge.problem import ProblemError
+    try:
+        return problem.labels(lang)
+    except ProblemError:
+        return {}
+
+
+def print_report(con: Console, report: dict, trace_steps: int | None = 4,
+                 labels: dict[str, str] | None = None) -> None:
     """The per-test table, the first failure (with the last `trace_steps` steps of its pool
-    timelines; None: all of them), the verdict and the score."""
+    timelines; None: all of them), the verdict and the score. `labels`: the problem's
+    observation labels in the console's language (Problem.labels), English where it has none."""
+    from judge.judging.labels import LabelTable
+
     report = defang(report)
+    label_table = LabelTable(labels if con.lang != "en" else None)
     rows = [[t["name"], t["verdict"], "" if t["time_s"] is None else f"{t['time_s']:.3f}s"]
             for t in report["tests"]]
     if rows:
@@ -147,7 +161,7 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4) -> Non
             f"{ff['verdict']}, {verdict_name(ff['verdict'], con.lang)}"
         con.print(con.c(f"{con.t('First failure')}: {ff['test']} ({said})", "bold"))
         if ff.get("label") is not None:
-            con.print(f"  {con.t('observation')}: {ff['label']}")
+            con.print(f"  {con.t('observation')}: {label_table.text(str(ff['label']))}")
         if not hidden and ff.get("kind") == "observation":
             names = [con.t("expected"), con.t("got")]
             pad = max(width(n) for n in names)

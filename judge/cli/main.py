@@ -24,7 +24,7 @@ import sys
 
 from judge.authoring.import_cli import add_arguments as add_import_arguments
 from judge.authoring.import_cli import main_import
-from judge.cli.console import Console, Progress, print_check, print_doctor, print_report
+from judge.cli.console import Console, Progress, print_check, print_doctor, print_report, problem_labels
 from judge.problem import ProblemError, list_problems, load_problem
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
@@ -85,7 +85,8 @@ def cmd_grade(args, con: Console) -> int:
     if args.json:
         print(json.dumps(report.to_dict(), ensure_ascii=False, indent=1))
     else:
-        print_report(con, report.to_dict(), trace_steps=None if args.trace else 4)
+        print_report(con, report.to_dict(), trace_steps=None if args.trace else 4,
+                     labels=problem_labels(problem, con.lang))
         if report.ie_cause and args.reveal_hidden:
             con.print(report.ie_cause)
     return EXIT_OK if report.passed else EXIT_FAIL

@@ -1,7 +1,7 @@
 """One problem folder: its files located, its tests discovered, its content version computed.
 
     problems/143-tiered-kv-cache/
-      problem.toml  statement.en.md  statement.zh.md  starter/<module>.py
+      problem.toml  statement.en.md  statement.zh.md  [hints.toml  labels.zh.json]  starter/<module>.py
       tests/public/test_*.py  tests/hidden/test_*.py  submissions/{accepted,wrong_answer}/*.py
 
 Paths in `problem.toml` (`[reference] path`) and the handbook modules (`<base>/reference/<name>.py`)
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import json
 import os
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,7 +26,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = ("public", "hidden")
 _SKIP_NAMES = {"__pycache__", ".pytest_cache", ".DS_Store"}
 # Prose only: editing it changes no verdict, so it leaves the version (and the reference cache).
-_PROSE = ("statement.", "explanation.", "hints.")
+_PROSE = ("statement.", "explanation.", "hints.", "labels.")
 # What the page's runner may be given from the public suite.
 _PAGE_SUFFIXES = (".py", ".json", ".txt")
 
@@ -164,6 +165,29 @@ class Problem:
     def hints(self) -> list[dict]:
         """hints.toml's hints as plain dicts (judge.judging.hints matches them to a failure)."""
         return [h.model_dump(mode="json") for h in parse_hints(self.path / "hints.toml")]
+
+    def labels_path(self, lang: str = "zh") -> Path:
+        return self.path / f"labels.{lang}.json"
+
+    def labels(self, lang: str = "zh") -> dict[str, str]:
+        """labels.<lang>.json: the tests' observation labels, English -> `lang` ({} without
+        one, and for English). Prose like the statements: not part of the version."""
+        path = self.labels_path(lang)
+        if lang == "en" or not path.is_file():
+            return {}
+        try:
+            table = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ProblemError(f"{path}: not a JSON table of labels: {e}") from None
+        if not isinstance(table, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                                  for k, v in table.items()):
+            raise ProblemError(f"{path}: must map each English label to its text (strings)")
+        return table
+
+    def label_table(self, lang: str = "zh"):
+        """`labels(lang)` ready for lookups (judge.judging.labels.LabelTable)."""
+        from judge.judging.labels import LabelTable
+        return LabelTable(self.labels(lang))
 
     def summary(self) -> dict:
         """What a list of problems shows (the web API's `GET /api/problems`)."""

@@ -58,7 +58,19 @@ def get_problem(request: Request, problem_id: str) -> dict:
         "experiment": problem_experiment(p),
         # hints.toml: Run's report offers those its first failure meets (judge.judging.hints)
         "hints": _hints(p),
+        # labels.zh.json: the tests' observation labels in Chinese (English -> Chinese; keys
+        # with {name} placeholders stand for f-string labels); the page looks a label up here,
+        # then in the table of words, else shows it as it is
+        "labels": {"zh": _labels(p)},
     }
+
+
+def _labels(p) -> dict:
+    from judge.problem import ProblemError
+    try:
+        return p.labels("zh")
+    except ProblemError:  # `judge check` names what is wrong; the page shows the English
+        return {}
 
 
 def _hints(p) -> list:

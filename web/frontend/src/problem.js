@@ -11,7 +11,7 @@ import { signatureHelp } from "./signature.js";
 import { LiveProgress, renderReport, el, verdictName } from "./render.js";
 import { followSubmission } from "./follow.js";
 import { autocompletion } from "@codemirror/autocomplete";
-import { tr } from "./i18n.js";
+import { tr, setLabels } from "./i18n.js";
 import { translateMessage } from "./report_text.js";
 import { announce, mobileTabs } from "./layout.js";
 import { TestsTab, showExperiment, translateStatic } from "./panels.js";
@@ -205,6 +205,7 @@ async function syntaxErrors(v) {
 async function loadProblem() {
   const r = await fetch(config.api);
   problem = await r.json();
+  setLabels(problem.labels); // its observation labels in the reader's language
   timings.problemLoadedMs = performance.now();
   links.files = problem.public_tests || {};
   studentCode.file = `${problem.module}.py`;

@@ -1,6 +1,6 @@
 // Renders a Report (the grading core's JSON, or the page runner's look-alike) and live progress.
 // The same markup for Run (in the page) and Submit (from the server).
-import { tr } from "./i18n.js";
+import { tr, trLabel } from "./i18n.js";
 import { EVENTS, VERDICT_NAMES } from "./vocabulary.js";
 import { secondsText, timeoutSeconds } from "./report_text.js";
 import { hasValueDiff, isTimeout, outputBlock, sourceLink, timeoutLine, traceView } from "./report_parts.js";
@@ -71,11 +71,11 @@ export function failureBox(f, { title, test = null, links = null, timeoutS = nul
   if (!f) return null;
   const rows = [];
   if (f.test) rows.push(el("div", { class: "ff-test" }, el("code", {}, f.test), " ", f.verdict ? verdictBadge(f.verdict) : null, " ", sourceLink(links, f.test, f)));
-  const head = headline({ ...f, message: failureMessage(f, tr) });
+  const head = headline({ ...f, message: failureMessage(f, tr, trLabel) });
   if (head && f.kind === "exception") rows.push(el("div", { class: "ff-headline" }, el("strong", {}, head), " ", lineLink(code, f.line)));
   if (isTimeout(f)) rows.push(timeoutLine(f, test, timeoutS));
   if (f.label !== undefined && f.label !== null) {
-    rows.push(el("div", { class: "ff-label" }, tr("Observation: "), el("strong", {}, f.label)));
+    rows.push(el("div", { class: "ff-label" }, tr("Observation: "), el("strong", {}, trLabel(f.label))));
   }
   if (hasValueDiff(f)) {
     rows.push(
@@ -86,7 +86,7 @@ export function failureBox(f, { title, test = null, links = null, timeoutS = nul
     );
   }
   if (f.kind === "failed") rows.push(el("div", { class: "ff-msg" }, tr("failed (a hidden test: how it failed is not shown)")));
-  if (f.message && !(head && f.kind === "exception")) rows.push(el("div", { class: "ff-msg" }, failureMessage(f, tr)));
+  if (f.message && !(head && f.kind === "exception")) rows.push(el("div", { class: "ff-msg" }, failureMessage(f, tr, trLabel)));
   if (f.traceback) rows.push(el("details", {}, el("summary", {}, tr("traceback")), el("pre", { class: "tb" }, f.traceback)));
   rows.push(traceView(f));
   return el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, title || tr("First failure")), ...rows);
@@ -110,7 +110,7 @@ export function renderReport(container, report, { origin = "server", note = null
   if (report.compile_error) {
     const ce = report.compile_error;
     container.append(el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, tr("The file does not import")),
-      el("div", { class: "ff-headline" }, el("strong", {}, headline({ ...ce, message: failureMessage(ce, tr) }) || ""), " ", lineLink(code, ce.line)),
+      el("div", { class: "ff-headline" }, el("strong", {}, headline({ ...ce, message: failureMessage(ce, tr, trLabel) }) || ""), " ", lineLink(code, ce.line)),
       ce.traceback ? el("pre", { class: "tb" }, ce.traceback) : null,
       ce.hint ? el("p", { class: "note ce-hint" }, ce.hint) : null));
   }
@@ -129,8 +129,8 @@ export function renderReport(container, report, { origin = "server", note = null
       let text = "";
       if (f && f.kind === "failed") text = tr("failed (a hidden test: how it failed is not shown)");
       else if (f && isTimeout({ ...f, verdict: t.verdict })) text = tr("time limit exceeded after {s} s", { s: secondsText(timeoutSeconds(f, t, timeoutS)) });
-      else if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${f.label} — ${failureMessage(f, tr)}`;
-      else if (f) text = (f.message && failureMessage(f, tr)) || f.label || "";
+      else if (f && f.message && f.label && !f.message.startsWith(f.label)) text = `${trLabel(f.label)} — ${failureMessage(f, tr, trLabel)}`;
+      else if (f) text = (f.message && failureMessage(f, tr, trLabel)) || trLabel(f.label) || "";
       const detail = text ? el("div", { class: "row-detail" }, text) : null;
       body.append(el("tr", { class: `row-${t.verdict}`, "data-test": t.name },
         el("td", {}, verdictBadge(t.verdict)),

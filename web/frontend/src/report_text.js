@@ -107,9 +107,33 @@ function templateRegex(template) {
 }
 const COMPILED = MESSAGE_TEMPLATES.map((t) => ({ t, ...templateRegex(t) }));
 
+// One step of a place inside a value, at the end of compare.py's `where`: "[2]", "['k']".
+const LAST_STEP = /\[[^\]]*\]$/;
+
+/** compare.py's `where` (the label, then the path inside the value: "label[2]['k']") with its
+ * label in the reader's language; the label may end in brackets itself, so each split from the
+ * longest label down is tried. */
+function whereText(where, label) {
+  for (let head = where; head; ) {
+    const said = label(head);
+    if (said !== head) return `${said}${where.slice(head.length)}`;
+    const m = head.match(LAST_STEP);
+    if (!m) break;
+    head = head.slice(0, head.length - m[0].length);
+  }
+  return where;
+}
+
+/** A label as Python's repr quoted it ('x' or "x"), worded again inside the same quotes. */
+function quotedLabel(text, label) {
+  const m = text.match(/^(['"])([\s\S]*)\1$/);
+  return m ? `${m[1]}${label(m[2])}${m[1]}` : label(text);
+}
+
 /** A judge message in the reader's language: a fixed text through the table, a text with
- * values through its template (the values stay as they are). `tr` is i18n.js's. */
-export function translateMessage(message, tr) {
+ * values through its template (the values stay as they are, but an observation label is the
+ * problem's prose: `label` words it, i18n.js's trLabel). `tr` is i18n.js's. */
+export function translateMessage(message, tr, label = (x) => x) {
   if (!message) return message;
   const text = String(message);
   const whole = tr(text);
@@ -119,13 +143,14 @@ export function translateMessage(message, tr) {
     if (!m) continue;
     // values stay as the code produced them; only a nested message is worded again
     // ("nothing" is compare.py's word for a part of the value that is not there)
-    const vars = Object.fromEntries(names.map((n, i) => [n, n === "msg" ? translateMessage(m[i + 1], tr)
-      : m[i + 1] === "nothing" ? tr("nothing") : m[i + 1]]));
+    const vars = Object.fromEntries(names.map((n, i) => [n, n === "msg" ? translateMessage(m[i + 1], tr, label)
+      : n === "where" ? whereText(m[i + 1], label) : n === "label" ? quotedLabel(m[i + 1], label)
+        : m[i + 1] === "nothing" ? tr("nothing") : m[i + 1]]));
     return tr(t, vars);
   }
   return text;
 }
 
-export function failureMessage(f, tr) {
-  return translateMessage(f && f.message, tr);
+export function failureMessage(f, tr, label = (x) => x) {
+  return translateMessage(f && f.message, tr, label);
 }

@@ -1,7 +1,7 @@
 // The submission page: live progress until the server's verdict, then the report.
 import { LiveProgress, renderReport } from "./render.js";
 import { followSubmission } from "./follow.js";
-import { tr } from "./i18n.js";
+import { setLabels, tr } from "./i18n.js";
 import { EVENTS } from "./vocabulary.js";
 
 const data = JSON.parse(document.getElementById("submission-data").textContent);
@@ -15,6 +15,7 @@ const filesReady = fetch(`/api/problems/${encodeURIComponent(data.problem)}`)
   .then((r) => (r.ok ? r.json() : null)).then((p) => {
     links.files = (p && p.public_tests) || null;
     code.file = p && p.module ? `${p.module}.py` : null;
+    setLabels(p && p.labels);
   }).catch(() => null);
 // A hint's rule opens on the problem page, at that heading of the statement.
 const hints = { problem: data.problem, ruleHref: (anchor) => `/problems/${encodeURIComponent(data.problem)}#${encodeURIComponent(anchor)}` };
