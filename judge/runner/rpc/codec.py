@@ -23,6 +23,7 @@ from ..wire import (
     is_tensor,
     unb64,
 )
+from .classes import as_method
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 
 MAX_HANDLES = 500_000
@@ -83,6 +84,10 @@ class Codec:
         self._mirror_of: dict[type, int] = {}
         self.type_ids: dict[type, int] = {}      # my classes whose methods the peer was told
         self.peer_types: dict[int, frozenset] = {}
+        # functions installed on my classes for the peer's (classes.py), both ways
+        self.methods: dict[int, types.FunctionType] = {}
+        self.wrapped: dict[types.FunctionType, Remote] = {}
+        self.displaced: dict[tuple[type, str], object] = {}  # (class, name) -> its descriptor
 
     # ---- mine, out ------------------------------------------------------------------------
 
@@ -132,12 +137,18 @@ class Codec:
             return self._encode_member(v)
         if isinstance(v, _PLAIN):  # subclasses travel as their plain value
             return self.encode(_plain_base(v), d)
+        if t is staticmethod or t is classmethod:  # for a class of the peer's (classes.py)
+            return {"SM" if t is staticmethod else "CM": self.encode(v.__func__, d)}
+        if t is types.FunctionType and v in self.wrapped:
+            return self.encode(self.wrapped[v], d)  # the peer's own function, installed here
         return self._handle(v)
 
     def _handle(self, v) -> dict:
         kinds = ""
         if callable(v):
             kinds += "c"
+        if type(v) is types.FunctionType:  # set on a class, it binds (classes.py)
+            kinds += "f"
         if hasattr(type(v), "__await__") or asyncio.iscoroutine(v):
             kinds += "a"
         if asyncio.iscoroutine(v):
@@ -219,6 +230,13 @@ class Codec:
             return decode_array(v["A"])
         if "X" in v:
             return decode_tensor(v["X"])
+        if "SM" in v or "CM" in v:
+            fn = self.decode(v.get("SM", v.get("CM")), d)
+            if not callable(fn):
+                raise WireError("a staticmethod or classmethod of no function")
+            if "SM" in v:
+                return staticmethod(fn)
+            return classmethod(as_method(self, fn) if isinstance(fn, Remote) else fn)
         if "H" in v:
             obj = self.objects.get(v["H"]) if isinstance(v["H"], int) else None
             if obj is None and v["H"] not in self.objects:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import types
 
 from ..wire import WireError
+from .classes import set_on_class
 from .codec import MAX_TEXT, ProxyRefused
 from .remote import OPS
 
@@ -47,6 +48,8 @@ def perform(ep, op: str, target, args, kwargs):
     if op == "getattr":
         return getattr(target, _name(ep, op, target, args))
     if op == "setattr":
+        if not ep.guarded and isinstance(target, type):
+            return set_on_class(ep, target, _name(ep, op, target, args), args[1])
         return setattr(target, _name(ep, op, target, args), args[1])
     if op == "delattr":
         return delattr(target, _name(ep, op, target, args))

@@ -1,0 +1,62 @@
+"""What the tests set on a class of the submission's, done as Python does it in one process.
+
+A test that replaces a student's method by its own reference (`Scheduler.schedule = ref`, or
+`monkeypatch.setattr`) means a function that binds: `sch.schedule()` calls `ref(sch)`. The
+test's function arrives here as a stand-in, which is no descriptor, so it is installed as a
+plain local function that calls the stand-in with `self` first; a staticmethod or classmethod
+arrives as one (codec "SM"/"CM") around the stand-in. Anything else a test sets on a class (a
+value, one of its classes, a bound method, a partial) is set as it is and binds as it would.
+
+This gives the submission nothing it did not have: the stand-in came as the value of the
+request, and the submission's code could already call it with any arguments; the installed
+function only passes one of the submission's own objects first.
+"""
+
+from __future__ import annotations
+
+import types
+
+from .remote import Remote
+
+_MISSING = object()
+
+
+def as_method(ep, fn: Remote) -> types.FunctionType:
+    """One local function per stand-in, so `C.a = f; C.b = f` leaves `C.a is C.b`; encoded,
+    it is the test's function again (codec.encode), so `C.pick is ref` holds over there."""
+    method = ep.methods.get(fn._hid)
+    if method is None:
+        def method(self, *args, **kwargs):
+            return fn(self, *args, **kwargs)
+        name = fn._name if fn._name.isidentifier() else "method"
+        method.__name__ = method.__qualname__ = name
+        ep.methods[fn._hid] = method
+        ep.wrapped[method] = fn
+    return method
+
+
+def _read_back(raw, cls: type, value) -> bool:
+    """Whether `value` is what reading `cls.name` gave while it held `raw` (a staticmethod or
+    classmethod): the test put back what it read before patching."""
+    if isinstance(raw, staticmethod):
+        return value is raw.__func__
+    return (isinstance(value, types.MethodType) and value.__self__ is cls
+            and value.__func__ is raw.__func__)
+
+
+def set_on_class(ep, cls: type, name: str, value) -> None:
+    """`setattr(cls, name, value)` from the tests' side. Reading a staticmethod or classmethod
+    across gives its function or bound method, not the descriptor (`__dict__` is not asked
+    for), so putting that back (`orig = C.m; ...; C.m = orig`, monkeypatch's undo) restores the
+    descriptor the class held rather than a function that would now bind."""
+    key = (cls, name)
+    if key not in ep.displaced:
+        raw = vars(cls).get(name, _MISSING)
+        if isinstance(raw, (staticmethod, classmethod)):
+            ep.displaced[key] = raw
+    raw = ep.displaced.get(key)
+    if raw is not None and _read_back(raw, cls, value):
+        value = raw
+    elif isinstance(value, Remote) and value._ep is ep and "f" in value._kinds:
+        value = as_method(ep, value)
+    setattr(cls, name, value)
