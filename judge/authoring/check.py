@@ -9,6 +9,7 @@
   fails every test it names (`# caught-by: hidden/test_x.py::test_y`);
 - hints.toml (if any): each hint names real tests and a heading of both statements, and every
   known-wrong file's first failure meets at least one hint (the hint a student would be shown).
+- labels.<lang>.json (if any): every label the reference records has its text there (a warning).
 """
 
 from __future__ import annotations

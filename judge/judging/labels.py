@@ -4,8 +4,8 @@ A label is the text a test passes to `observe(label, value)`; it is the problem'
 its translation lives with the problem, not in judge/messages/zh.json. The table maps English to
 the translation; a key with `{name}` placeholders stands for every label an f-string makes
 ("access({n}) returns" -> "access({n}) 的返回值"): each placeholder matches any text, and what it
-matched is put in the translation as it is, or as the table's own entry for it when there is
-one (a case name such as "two users" may have its translation too). Exact keys win over
+matched is put in the translation as it is, or as the table's own text for it when there is
+one (a case name such as "two users", or "seed {n} ({policy})", may have its translation too). Exact keys win over
 patterns; of the patterns, the one with the most fixed text wins, so the most specific applies.
 
 Browser-safe and plain (dicts and strings); web/frontend/src/i18n.js does the same lookup.
@@ -55,7 +55,9 @@ class LabelTable:
             if m:
                 out = text
                 for name, value in zip(names, m.groups()):
-                    out = out.replace("{" + name + "}", self.exact.get(value, value))
+                    # a part is shorter than the label (a pattern has fixed text), so this ends
+                    said = self.lookup(value) if value != label else None
+                    out = out.replace("{" + name + "}", value if said is None else said)
                 return out
         return None
 

@@ -1,7 +1,7 @@
 // A problem's observation labels in the reader's language, looked up as judge/judging/labels.py
 // does: exact keys first, then keys with {name} placeholders (the labels f-strings make), the
 // one with the most fixed text first; what a placeholder matched is kept as it is, or given the
-// table's own entry for it. Pure (node's test runner checks it).
+// table's own text for it (exact or by pattern). Pure (node's test runner checks it).
 
 export function compileLabels(table) {
   const exact = new Map();
@@ -31,7 +31,9 @@ export function labelText(compiled, label) {
     let said = out;
     names.forEach((n, i) => {
       const v = m[i + 1];
-      said = said.replaceAll(`{${n}}`, compiled.exact.has(v) ? compiled.exact.get(v) : v);
+      // a part is shorter than the label (a pattern has fixed text), so this ends
+      const part = v !== text ? labelText(compiled, v) : null;
+      said = said.replaceAll(`{${n}}`, part ?? v);
     });
     return said;
   }
