@@ -17,7 +17,7 @@ import pytest
 from judge import check_problem, grade
 from judge.authoring.importer import import_problems
 from judge.problem import load_problem
-from judge.runner.rpc import Endpoint, ProxyRefused, Remote
+from judge.runner.rpc import Endpoint, Remote
 from judge.runner.wire import Channel
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "handbook_graded" / "book"

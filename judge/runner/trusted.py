@@ -71,11 +71,19 @@ def guard(fn):
         _gone(e)
 
 
+def _connected() -> tuple[Endpoint, int, int]:
+    """The link `connect` made (checker asks only when `active()`)."""
+    if L.ep is None or L.ctl_in is None or L.ctl_out is None:
+        raise RuntimeError("the call proxy is not connected")
+    return L.ep, L.ctl_in, L.ctl_out
+
+
 def submission_cpu() -> float:
-    os.write(L.ctl_out, b"cpu\n")
+    _, ctl_in, ctl_out = _connected()
+    os.write(ctl_out, b"cpu\n")
     line = b""
     while not line.endswith(b"\n"):
-        chunk = os.read(L.ctl_in, 64)
+        chunk = os.read(ctl_in, 64)
         if not chunk:
             os._exit(EXIT_PEER_GONE)
         line += chunk
@@ -93,11 +101,12 @@ def overhead_per_call() -> float:
     The median of a few rounds: the block runs under the machine's load of the moment, not its
     best; the cap bounds what a submission that burns CPU while it is measured can gain."""
     if L.per_call is None:
+        ep = _connected()[0]
         rounds = []
         for _ in range(CALIBRATION_ROUNDS):
             c0 = submission_cpu()
             for i in range(CALIBRATION_CALLS):
-                L.ep.request("ping", None, i, -i)
+                ep.request("ping", None, i, -i)
             rounds.append(max(0.0, (submission_cpu() - c0) / (CALIBRATION_CALLS + 1)))
         L.per_call = min(MAX_CALL_OVERHEAD_S, sorted(rounds)[len(rounds) // 2])
     return L.per_call

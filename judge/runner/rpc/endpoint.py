@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import itertools
+from typing import Callable
 
 from ..wire import Channel, PeerGone, WireError, is_ndarray, is_tensor
 from .codec import Codec, _awaited
@@ -26,8 +27,10 @@ class Endpoint(Codec):
         self.calls = 0                           # requests sent and served (time_limit's overhead)
         self.visited: set = set()
         self.closed = False
-
-    root_getattr = None  # set by the submission side: the module's attributes
+        # what to do when the peer breaks the protocol or goes away: each side sets its own
+        self.lost: Callable[[WireError], None] = _raise
+        # set by the submission side: the module's attributes
+        self.root_getattr: Callable[[str], object] | None = None
 
     # ---- requests -----------------------------------------------------------------------
 
@@ -231,9 +234,9 @@ class Endpoint(Codec):
                 loop.remove_reader(self.ch.fd_in)
             self.lost(e)
 
-    def lost(self, exc: WireError) -> None:
-        """What to do when the peer breaks the protocol or goes away (each side decides)."""
-        raise exc
+
+def _raise(exc: WireError) -> None:
+    raise exc
 
 
 def _snapshot(a):
