@@ -80,6 +80,14 @@ class Q:
         return out
 
 
+def helper(x):
+    return x + 1
+
+
+def use(x):
+    return helper(x) * 10
+
+
 class Sub(Q):
     pass
 '''
@@ -106,7 +114,11 @@ def sub(tmp_path):
     ch = Channel(b_r, a_w)
     assert ch.recv() == {"t": "hello"}
     ep = Endpoint(ch, guarded=True)
-    yield lambda name: ep.request("import", None, name)
+    def get(name):
+        return ep.request("import", None, name)
+
+    get.ep = ep  # type: ignore[attr-defined]
+    yield get
     proc.kill()
     proc.wait()
 
@@ -189,6 +201,31 @@ def test_the_tests_functions_and_classes_still_cannot_be_changed_from_there(sub)
     q.other = Mine
     assert q.tamper() == ["ProxyRefused", "ProxyRefused", "ProxyRefused"]
     assert not hasattr(Mine, "x") and not hasattr(Mine, "_z")
+
+
+def test_a_name_set_on_the_students_module_is_set_there_and_put_back(sub, monkeypatch):
+    from judge.runner import trusted
+    monkeypatch.setattr(trusted.L, "ep", sub.ep)
+    solution = trusted.SolutionModule("solution")
+    use, orig = solution.use, solution.helper
+    calls = []
+
+    def watched(x):
+        calls.append(x)
+        return orig(x)
+
+    solution.helper = watched                   # by hand, as llm-int4-quant's test does
+    assert use(4) == 50 and calls == [4] and solution.helper is watched
+    solution.helper = orig
+    assert use(4) == 50 and calls == [4]
+    mp = pytest.MonkeyPatch()
+    mp.setattr(solution, "helper", lambda x: -x)
+    mp.setattr(solution, "added", 3, raising=False)
+    assert use(4) == -40 and solution.added == 3
+    mp.undo()                                   # deletes both: the student's own comes back
+    assert use(4) == 50 and solution.helper is orig
+    with pytest.raises(AttributeError):
+        solution.added  # noqa: B018
 
 
 # ---- graded: the sandboxes ------------------------------------------------------------------

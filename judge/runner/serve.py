@@ -43,6 +43,7 @@ def main(argv=None) -> int:
         return 3
     ep = Endpoint(ch, guarded=False, loop=loop)
     ep.root_getattr = lambda name: getattr(module, name)
+    ep.root = module
     ch.send({"t": "hello"})
 
     def lost(exc: WireError) -> None:

@@ -38,6 +38,18 @@ class SolutionModule(types.ModuleType):
             raise AttributeError(name)
         return L.ep.request("import", None, name)
 
+    def __setattr__(self, name, value):
+        # `solution.unpack = watched` (a test counting the calls the student's code makes to
+        # its own function) is set in the student's module, where that code reads it
+        if name.startswith("__") and name.endswith("__") or L.ep is None:
+            return super().__setattr__(name, value)
+        L.ep.request("rootset", None, name, value)
+
+    def __delattr__(self, name):
+        if name.startswith("__") and name.endswith("__") or L.ep is None:
+            return super().__delattr__(name)
+        L.ep.request("rootdel", None, name)
+
 
 def connect(fds: str, module: str, loop) -> dict | None:
     """fds "IN,OUT,CTLIN,CTLOUT". Returns None, or the import error the submission reported."""

@@ -44,6 +44,22 @@ def _read_back(raw, cls: type, value) -> bool:
             and value.__func__ is raw.__func__)
 
 
+def set_on_module(ep, op: str, name: str, value: list) -> None:
+    """`solution.name = value` or `del solution.name` from the tests' side. The tests' module
+    stand-in has an empty `__dict__`, so monkeypatch's undo deletes what it set rather than
+    putting back the original it never saw there: a name the student's module had before the
+    tests first set it is restored by that delete, not removed."""
+    module = ep.root
+    if name not in ep.module_had:
+        ep.module_had[name] = vars(module).get(name, _MISSING)
+    if op == "rootset":
+        setattr(module, name, value[0])
+    elif ep.module_had[name] is not _MISSING:
+        setattr(module, name, ep.module_had[name])
+    else:
+        delattr(module, name)
+
+
 def set_on_class(ep, cls: type, name: str, value) -> None:
     """`setattr(cls, name, value)` from the tests' side. Reading a staticmethod or classmethod
     across gives its function or bound method, not the descriptor (`__dict__` is not asked

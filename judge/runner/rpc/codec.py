@@ -88,6 +88,7 @@ class Codec:
         self.methods: dict[int, types.FunctionType] = {}
         self.wrapped: dict[types.FunctionType, Remote] = {}
         self.displaced: dict[tuple[type, str], object] = {}  # (class, name) -> its descriptor
+        self.module_had: dict[str, object] = {}  # my module's names before the peer set them
 
     # ---- mine, out ------------------------------------------------------------------------
 

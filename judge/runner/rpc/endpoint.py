@@ -31,6 +31,7 @@ class Endpoint(Codec):
         self.lost: Callable[[WireError], None] = _raise
         # set by the submission side: the module's attributes
         self.root_getattr: Callable[[str], object] | None = None
+        self.root: object | None = None  # the submission side's module, for the tests to set
 
     # ---- requests -----------------------------------------------------------------------
 
