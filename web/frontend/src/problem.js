@@ -44,15 +44,20 @@ const py = (window.kvpPy = new PyWorker(config, {
     if (text === "Restarting Python…") restarted = true;
     statusLine.textContent = translateMessage(text, tr);
   },
-  onReady: (ms) => {
+  onReady: (ms, split) => {
     timings.pythonReadyMs = performance.now();
     timings.workerInitMs = ms;
+    timings.pythonSplit = split || null;
     statusLine.textContent = restarted
       ? tr("Python restarted: ready for the next Run")
-      : tr("Python ready ({s} s after the page opened)", { s: (performance.now() / 1000).toFixed(1) });
+      : tr("Python ready ({s} s after the page opened)", { s: (performance.now() / 1000).toFixed(1) }) + splitText(split);
     statusLine.classList.add("ready");
     if (problem) py.setFiles(problem.module, problem.handbook, problem.grading_python);
     updateRunButton();
+  },
+  onSnapshotSaved: (msg) => {
+    timings.snapshotSavedMs = msg.ms;
+    timings.snapshotBytes = msg.bytes;
   },
   onEditorReady: (ms) => {
     timings.editorReadyMs = performance.now();
@@ -63,6 +68,16 @@ const py = (window.kvpPy = new PyWorker(config, {
     statusLine.classList.add("error");
   },
 }));
+
+// Where the start went, in the timing line: a cold start's Pyodide, wheels and imports, or a
+// reload's restore of the saved snapshot.
+function splitText(split) {
+  if (!split) return "";
+  const s = (k) => ((split[k] || 0) / 1000).toFixed(1);
+  return split.source === "snapshot"
+    ? tr(" · restored from the saved snapshot: read {read} s, Pyodide {pyodide} s, files {files} s", { read: s("read_ms"), pyodide: s("pyodide_ms"), files: s("files_ms") })
+    : tr(" · Pyodide {pyodide} s, pytest wheels {wheels} s, imports {imports} s", { pyodide: s("pyodide_ms"), wheels: s("wheels_ms"), imports: s("imports_ms") });
+}
 
 // ------------------------------------------------------------------ the editor
 

@@ -1,9 +1,9 @@
 // The page side of the Python worker: start, ask, run with a time limit, restart after a kill.
 
 export class PyWorker {
-  constructor(config, { onStatus, onReady, onEditorReady, onFatal }) {
+  constructor(config, { onStatus, onReady, onEditorReady, onFatal, onSnapshotSaved }) {
     this.config = config;
-    this.cb = { onStatus, onReady, onEditorReady, onFatal };
+    this.cb = { onStatus, onReady, onEditorReady, onFatal, onSnapshotSaved };
     this.worker = null;
     this.ready = false;
     this.editorReady = false;
@@ -57,7 +57,10 @@ export class PyWorker {
         break;
       case "ready":
         this.ready = true;
-        this.cb.onReady(msg.ms);
+        this.cb.onReady(msg.ms, msg.split);
+        break;
+      case "snapshot-saved":
+        if (this.cb.onSnapshotSaved) this.cb.onSnapshotSaved(msg);
         break;
       case "editor-ready":
         this.editorReady = true;
