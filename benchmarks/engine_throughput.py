@@ -27,10 +27,11 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from _common import base_parser, fmt, machine_line, print_table, setup, time_median  # noqa: E402
 import torch  # noqa: E402
+from _common import base_parser, fmt, machine_line, print_table, setup, time_median  # noqa: E402
 
 import reference  # noqa: E402,F401
+
 from mini_llm import Transformer  # noqa: E402
 from nano_engine import LLMEngine, SamplingParams  # noqa: E402
 from prefix_cache import BlockPool, PrefixCachingBlockPool  # noqa: E402
@@ -82,7 +83,9 @@ def run(label: str, shape: dict, device, reps: int, max_tokens: int) -> list[lis
     t_engine_pc = engine_run(PrefixCachingBlockPool)
     got = engines["out", BlockPool]
     got_pc = engines["out", PrefixCachingBlockPool]
-    del ours, engines
+    # freed before the baseline loads; rebound rather than deleted, as engine_run's closures
+    # name them
+    ours = engines = None
 
     hf = transformers.Qwen3ForCausalLM.from_pretrained(path, dtype=torch.float32).to(device).eval()
     width = max(map(len, prompts))
@@ -98,7 +101,7 @@ def run(label: str, shape: dict, device, reps: int, max_tokens: int) -> list[lis
 
     t_hf = time_median(hf_generate, device, reps, warmup=1)
     expected = out["ids"][:, width:].tolist()
-    del hf
+    hf = None  # freed; rebound rather than deleted, as hf_generate names it
 
     hf_tps = n_generated / t_hf
     rows = [[label, "transformers generate", fmt(t_hf * 1e3), fmt(hf_tps), "1", "(baseline)"]]

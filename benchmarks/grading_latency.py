@@ -156,8 +156,8 @@ def print_table(headers, rows) -> None:
 
 
 def main() -> None:
-    import tempfile as _tf
     import shutil
+    import tempfile as _tf
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("problem", nargs="?", default="143")
@@ -191,7 +191,7 @@ def main() -> None:
                          f"{r['first verdict']}; ran {r['grader path']}; public start "
                          f"{r['public start s']}s, imports {r['public imports s']}s"])
     if {"serve", "burst"} & set(parts):
-        from burst_support import local_verdicts, problem_copy, MIX, PROBLEM
+        from burst_support import MIX, PROBLEM, local_verdicts, problem_copy
 
         tmp = Path(_tf.mkdtemp(prefix="kvp-latency-"))
         try:

@@ -21,12 +21,25 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from _common import (DTYPES, QWEN3_0_6B, base_parser, build_random_model, fmt,  # noqa: E402
-                     kv_bytes_per_token, machine_line, param_counts, pool_copy_seconds,
-                     print_table, setup, sync, time_median)
 import torch  # noqa: E402
+from _common import (  # noqa: E402
+    DTYPES,
+    QWEN3_0_6B,
+    base_parser,
+    build_random_model,
+    fmt,
+    kv_bytes_per_token,
+    machine_line,
+    param_counts,
+    pool_copy_seconds,
+    print_table,
+    setup,
+    sync,
+    time_median,
+)
 
 import reference  # noqa: E402,F401
+
 from kv_cache import AttentionMetadata  # noqa: E402
 from tiny_models import QWEN3_VOCAB_SIZE, build_model  # noqa: E402
 

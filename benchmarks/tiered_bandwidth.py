@@ -22,11 +22,21 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from _common import (DTYPES, QWEN3_0_6B, base_parser, fmt, machine_line,  # noqa: E402
-                     pool_copy_seconds, print_table, setup, time_median)
 import torch  # noqa: E402
+from _common import (  # noqa: E402
+    DTYPES,
+    QWEN3_0_6B,
+    base_parser,
+    fmt,
+    machine_line,
+    pool_copy_seconds,
+    print_table,
+    setup,
+    time_median,
+)
 
 import reference  # noqa: E402,F401
+
 from kv_cache import KVCache  # noqa: E402
 from tiny_models import TINY  # noqa: E402
 
@@ -53,7 +63,8 @@ def measure(shape: dict, num_blocks: int, dtype, device, reps: int) -> list[list
     non_blocking = torch.device(device).type == "cuda"
     t_plain_off = time_median(lambda: host_flat.copy_(dev_flat, non_blocking=non_blocking), device, reps)
     t_plain_load = time_median(lambda: dev_flat.copy_(host_flat, non_blocking=non_blocking), device, reps)
-    del dev_flat, host_flat
+    # freed for the next measurement; rebound rather than deleted, as the lambdas close over them
+    dev_flat = host_flat = None
 
     # The pool's per-(layer, block) copies in a bare loop, into preallocated host tensors.
     host_pieces = [[(host_empty(piece.shape, dtype, device), host_empty(piece.shape, dtype, device))
@@ -92,7 +103,7 @@ def measure(shape: dict, num_blocks: int, dtype, device, reps: int) -> list[list
 
     t_loop_off = time_median(loop_off, device, reps)
     t_loop_load = time_median(loop_load, device, reps)
-    del host_pieces
+    host_pieces = None  # freed; rebound rather than deleted, as the loops close over it
 
     # The pool's own methods.
     t_pool_off, t_pool_load = pool_copy_seconds(kv, device, reps)

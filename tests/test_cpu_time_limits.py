@@ -21,9 +21,8 @@ from pathlib import Path
 import pytest
 
 from judge import grade, load_problem
-from judge.judging.clock import (GRACE_S, PhaseClock, PhaseUse, TimeLimits, cpu_limit, shown_cpu_s,
-                         wall_net)
 from judge.grading.reference_cache import ReferenceCache, get_reference
+from judge.judging.clock import GRACE_S, PhaseClock, PhaseUse, TimeLimits, cpu_limit, shown_cpu_s, wall_net
 from judge.sandbox.usage import TreeMeter, Usage
 
 REPO = Path(__file__).resolve().parents[1]

@@ -4,7 +4,6 @@ tests/fixtures/handbook_graded are problems written for these tests in the handb
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -283,8 +282,10 @@ class TinyLRU:
 """,
     "forged runner lines": """
 import json, os, sys
+line = json.dumps({"ev": "test_finished", "test": "test_examples.py::test_example",
+                   "outcome": "passed"}) + "\\n"
 for fd in range(3, 64):
-    try: os.write(fd, (json.dumps({"ev": "test_finished", "test": "test_examples.py::test_example", "outcome": "passed"}) + "\\n").encode())
+    try: os.write(fd, line.encode())
     except OSError: pass
 print(json.dumps({"ev": "test_finished", "outcome": "passed"}))
 class CapacityError(ValueError): pass

@@ -17,8 +17,7 @@ import time
 
 import pytest
 
-from judge.sandbox import Limits, probe_layers, run_sandboxed
-from judge.sandbox import scratchfs
+from judge.sandbox import Limits, probe_layers, run_sandboxed, scratchfs
 
 PY = sys.executable
 PROBE = probe_layers()

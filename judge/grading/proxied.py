@@ -26,9 +26,10 @@ from judge.grading.workdir import View
 from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
 from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
 from judge.judging.clock import PhaseClock, TimeLimits, suite_wall_net
+from judge.judging.clock import Usage as ClockUsage
 from judge.sandbox import Limits, child_pipe, run_sandboxed
-from judge.sandbox.run import FIRST_PASSED_FD
 from judge.sandbox.result import StopReason
+from judge.sandbox.run import FIRST_PASSED_FD
 from judge.sandbox.usage import Usage
 
 log_ = logging.getLogger("judge")
@@ -124,7 +125,8 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
                processes=64, file_size_mb=64, open_files=256,
                output_bytes=lim.output_kb * 1024, scratch_mb=SCRATCH_MB,
                scratch_files=SCRATCH_FILES)
-    out = RunRecord(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=PhaseClock(limits))
+    clock = PhaseClock(limits)
+    out = RunRecord(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=clock)
     meter = _Meter()
     trusted_done = threading.Event()
     done_at = [0.0]
@@ -181,12 +183,12 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
         cpu = None if u.cpu_s is None else u.cpu_s + meter.cpu
         return Usage(u.wall_s, cpu, u.wait_s)
 
-    def pump(u: Usage) -> None:
+    def pump(u: ClockUsage) -> None:
         data = bytes(pending)
         pending.clear()
         events = out.log.feed(data) if data else []
         for ev in events:
-            out.clock.event(ev, u)
+            clock.event(ev, u)
         if events and on_events is not None:
             try:
                 on_events(events, out)
@@ -198,7 +200,7 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
         pump(u)
         if stop is not None and stop.is_set():
             return StopReason.ASKED
-        return out.clock.check(u)
+        return clock.check(u)
 
     try:
         res = run_sandboxed(argv=[str(a) for a in argv],
@@ -212,7 +214,7 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
     except Exception as exc:
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t
-        pump(out.clock.last)
+        pump(clock.last)
         out.ended = True
         return out
     finally:
@@ -220,11 +222,11 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
         done_at[0] = time.monotonic()
         trusted_done.set()
         sub_thread.join(timeout=box["wall_s"] + 30)
-    last = out.clock.last
+    last = clock.last
     final = both(Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
                        res.wait_s if res.wait_s is not None else last.wait_s))
     pump(final)
-    out.clock.finish(final)
+    clock.finish(final)
     _outcome(out, res, sub_result)
     out.ended = True
     return out

@@ -20,14 +20,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
-from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
-from judge.judging.clock import PhaseClock, TimeLimits, slept, suite_wall_net
 from judge.config import settings
-from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
-from judge.judging.run_record import RunRecord
 from judge.grading.workdir import View
+from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
+from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
+from judge.judging.clock import PhaseClock, TimeLimits, slept, suite_wall_net
+from judge.judging.clock import Usage as ClockUsage
+from judge.judging.run_record import RunRecord
 from judge.problem import Problem
-
 from judge.sandbox import Limits, child_pipe, run_sandboxed
 from judge.sandbox.result import StopReason
 from judge.sandbox.usage import Usage
@@ -65,8 +65,9 @@ def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]
         "PATH": "/usr/local/bin:/usr/bin:/bin",
     }
     # A GPU worker pinned to one GPU (one worker per GPU) pins its children to the same one.
-    if device == "cuda" and settings().cuda_visible_devices:
-        env["CUDA_VISIBLE_DEVICES"] = settings().cuda_visible_devices
+    visible = settings().cuda_visible_devices
+    if device == "cuda" and visible:
+        env["CUDA_VISIBLE_DEVICES"] = visible
     return env
 
 
@@ -88,12 +89,13 @@ def run_suite(problem, view: View, *, run: str, suite: str, submission: Path,
     and the run is marked `stopped_early`: not a limit, not a crash, and never run again."""
     plan = _Plan(problem, view, suite, submission, targets, limits, device, on_events, stop)
     out = _attempt(plan, run)
-    if out.timeout_kind == "wall" and slept(out.clock.stopped):
+    stopped = out.clock.stopped if out.clock is not None else None
+    if out.timeout_kind == "wall" and slept(stopped):
         log_.warning("%s %s: stopped by the wall-clock net (phase %s) while it slept: not run "
-                     "again", problem.name, run, out.clock.stopped.phase)
+                     "again", problem.name, run, stopped.phase)
     elif out.timeout_kind == "wall":
         log_.warning("%s %s: stopped by the wall-clock net (phase %s); running it again",
-                     problem.name, run, out.clock.stopped.phase if out.clock.stopped else "?")
+                     problem.name, run, stopped.phase if stopped else "?")
         if limits.wall_cap_s is not None:  # the second run draws on the same grading's clock
             spent = out.wall_s - (out.wait_s or 0.0)
             plan = replace(plan, limits=replace(limits, wall_cap_s=max(
@@ -127,7 +129,8 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
                  processes=64, file_size_mb=64, open_files=256,
                  output_bytes=lim.output_kb * 1024, scratch_mb=SCRATCH_MB,
                  scratch_files=SCRATCH_FILES)
-    out = RunRecord(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=PhaseClock(limits))
+    clock = PhaseClock(limits)
+    out = RunRecord(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=clock)
     pending = bytearray()
     received = [0]
 
@@ -140,13 +143,13 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
         pending.extend(chunk)
         return False
 
-    def pump(u: Usage) -> None:
+    def pump(u: ClockUsage) -> None:
         out.wall_s = max(out.wall_s, u.wall_s)
         data = bytes(pending)
         pending.clear()
         events = out.log.feed(data) if data else []
         for ev in events:
-            out.clock.event(ev, u)
+            clock.event(ev, u)
         if events and on_events is not None:
             try:
                 on_events(events, out)
@@ -157,7 +160,7 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
         pump(u)
         if stop is not None and stop.is_set():
             return StopReason.ASKED
-        return out.clock.check(u)
+        return clock.check(u)
 
     try:
         res = _spawner(problem, plan.device)(argv=[str(a) for a in argv],
@@ -169,16 +172,16 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
     except Exception as exc:  # the sandbox itself failed: the judge's fault
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t
-        pump(out.clock.last)
+        pump(clock.last)
         out.ended = True
         return out
     finally:
         os.close(results_r)
-    last = out.clock.last
+    last = clock.last
     final = Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
                   res.wait_s if res.wait_s is not None else last.wait_s)
     pump(final)
-    out.clock.finish(final)
+    clock.finish(final)
     if res.setup_error:
         out.sandbox_error = f"sandbox setup failed: {res.setup_error}"
     out.stdout, out.stderr = bytes(res.stdout or b""), bytes(res.stderr or b"")

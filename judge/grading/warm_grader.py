@@ -18,8 +18,8 @@ import time
 
 from judge.grading import warm_pool
 from judge.grading.environment import gpu_name, resolve_device
-from judge.problem import SUITES, Problem
 from judge.grading.reference_cache import ReferenceCache, get_reference
+from judge.problem import SUITES, Problem
 
 
 class WarmGrader:

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from typing import TYPE_CHECKING, Sequence
 
 from judge.sandbox import accounts, cgroups, grants, seccomp
 from judge.sandbox import limits as limits_mod
@@ -43,6 +44,9 @@ from judge.sandbox.run import (
 from judge.sandbox.usage import TreeMeter
 from judge.sandbox.watch import drain, watch
 from judge.sandbox.zygote_box import run_program, zygote_command
+
+if TYPE_CHECKING:
+    import subprocess
 
 BIND_ELSEWHERE = "a bind to another path inside (only a cold run can move a path)"
 SETUP_FAILED, SETUP_PREFIX = 125, b"warm-setup: "
@@ -67,6 +71,10 @@ def warm_possible() -> tuple[bool, str]:
 
 
 class ForkServer:
+    # set by start() once the zygote answered
+    _proc: subprocess.Popen[bytes]
+    _zscratch: str
+
     def __init__(self, proc_pid: int, control: socket.socket, lib_root: str | None,
                  preloaded: dict, host_tmp: str, warm_paths: list[str]):
         self.pid, self.control, self.lib_root = proc_pid, control, lib_root
@@ -78,7 +86,7 @@ class ForkServer:
     # -- life ---------------------------------------------------------------------------
 
     @classmethod
-    def start(cls, libs: list[tuple[str, str]], preload: list[str] = (), *,
+    def start(cls, libs: list[tuple[str, str]], preload: Sequence[str] = (), *,
               env: dict | None = None, lib_root: str | None = None) -> ForkServer:
         """A zygote that sees ``libs`` ((host folder, inside path) pairs, read-only, on its
         sys.path; inside paths outside /tmp, which each fork replaces) and has imported
@@ -223,7 +231,7 @@ class ForkServer:
         nproc = limits.processes + wrapper
         rl = limits_mod.rlimits_for(limits, nproc=nproc,
                                     address_space=not layers["cgroup_memory"])
-        layers["memory_limit"] = (f"cgroup-{h.version}" if layers["cgroup_memory"]
+        layers["memory_limit"] = (f"cgroup-{h.version}" if h and layers["cgroup_memory"]
                                   else "rlimit_as")
         layers["rlimit_nproc"] = True
         fds: list[int] = []
@@ -299,7 +307,8 @@ class ForkServer:
             gate.close()
         tree_cpu = group.cpu_s() if group else None
         throttled = group.throttled_s() if group else None
-        oom, hit_limit, peak = group.memory_stats() if layers["cgroup_memory"] else (0, 0, None)
+        oom, hit_limit, peak = group.memory_stats() if group and layers["cgroup_memory"] else \
+            (0, 0, None)
         if _cleanup(group, acct):
             warnings.append("some processes of the run could not be killed")
         res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,

@@ -6,10 +6,10 @@ once more (that it finds the same account by `sub` is asserted in tests/test_oid
 from __future__ import annotations
 
 import pytest
+from test_oidc import CLIENT_ID, CLIENT_SECRET, Provider
 
 from e2e.test_browser import browser  # noqa: F401 - shared fixture
 from e2e.test_class_flow import serve, shots  # noqa: F401 - shared fixture
-from test_oidc import CLIENT_ID, CLIENT_SECRET, Provider
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

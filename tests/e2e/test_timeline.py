@@ -45,7 +45,8 @@ def _picture(page, scope: str) -> dict:
       const side = (name) => {
         const s = t.querySelector(`.tl-side[data-side=${name}]`);
         return {call: s.querySelector('.tl-call').innerText,
-                cells: [...s.querySelectorAll('.tl-cell')].map(c => [c.dataset.block, c.dataset.state, c.querySelector('.tl-label').innerText]),
+                cells: [...s.querySelectorAll('.tl-cell')].map(c => [c.dataset.block, c.dataset.state,
+                                                                     c.querySelector('.tl-label').innerText]),
                 diffs: s.querySelectorAll('.tl-diff').length};
       };
       return {step: t.dataset.step, divergesAt: t.dataset.divergesAt,
