@@ -204,3 +204,32 @@ def test_a_corrected_test_verdict_replaces_the_stored_one(tmp_path):
         stored = [(e.data["test"], e.data["verdict"]) for e in s.query(SubmissionEvent)
                   .filter_by(submission_id=sid, type=Event.TEST_FINISHED).order_by(SubmissionEvent.id)]
     assert stored == [("public/x.py::other", "AC"), (name, "WA")]
+
+
+def test_an_idle_embedded_worker_is_woken_by_the_enqueue_not_the_poll(tmp_path):
+    """Issue 19: an idle worker waited for its next poll of the SQLite queue (up to 0.5 s) before
+    it looked at a new submission. The server's own enqueue now wakes it; the poll stays, as
+    the backstop for another process's enqueues. With a poll of a minute, only the wake-up can
+    get a submission graded within the test's wait; stopping wakes a sleeping worker too."""
+    st = settings(tmp_path)
+    db = Database(st.db_url)
+    db.create_all()
+    jobs = JobSystem(st, db, ProblemBank(st.problems_dir, st.reference_dir), quick)
+    jobs.idle_poll_s = (60.0, 60.0)
+    jobs.start_workers(2)
+    try:
+        for _ in range(3):
+            wait_for(lambda: jobs.doorbell.sleeping == 2, 30, "both workers to be idle")
+            sid, other = add_submissions(db, 2)
+            jobs.enqueue(sid)
+            jobs.enqueue(other)
+            for i in (sid, other):
+                r = wait_for(lambda: (x := row(db, i)).status == DONE and x, 20,
+                             "the woken worker to grade it (the poll is a minute away)")
+                assert r.verdict == "AC" and done_events(db, i) == 1
+        wait_for(lambda: jobs.doorbell.sleeping == 2, 30, "both workers to be idle")
+        threads = [t for _, t in jobs.consumer.worker_threads]
+    finally:
+        t0 = time.monotonic()
+        jobs.stop(timeout=20)
+    assert not any(t.is_alive() for t in threads) and time.monotonic() - t0 < 20

@@ -16,7 +16,7 @@ import socket
 import threading
 import time
 
-from huey.consumer import Consumer, ConsumerStopped
+from huey.consumer import Consumer, ConsumerStopped, Worker
 from sqlalchemy import select, update
 
 from judge.grading.workdir import pid_alive
@@ -33,14 +33,67 @@ log = logging.getLogger(__name__)
 HOST = socket.gethostname()
 
 
+class Doorbell:
+    """Rung by this process when it enqueues: its idle grading threads look at the queue at
+    once. Huey's workers poll a non-blocking storage (the embedded SQLite queue) with a
+    back-off that reaches `max_delay`, so without it a submission to an idle server waited
+    that long (0.4 s of a 1.4 s grading, measured) before a worker even looked. The poll
+    stays, as the backstop for tasks another process enqueued (`judge regrade --db`)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self.rings = 0
+        self.sleeping = 0  # threads waiting now (a test waits for a worker to be idle)
+
+    def ring(self) -> None:
+        with self._cond:
+            self.rings += 1
+            self._cond.notify_all()
+
+    def wait(self, seen: int, timeout: float) -> bool:
+        """Until a ring after `seen` (a count read before the queue was found empty, so a
+        ring in between is not missed) or `timeout`; whether it rang."""
+        with self._cond:
+            self.sleeping += 1
+            try:
+                return self._cond.wait_for(lambda: self.rings != seen, timeout)
+            finally:
+                self.sleeping -= 1
+
+
+class _DoorbellWorker(Worker):
+    doorbell: Doorbell
+
+    def loop(self, now=None):
+        self._seen = self.doorbell.rings
+        return super().loop(now)
+
+    def sleep(self):
+        if self.delay > self.max_delay:
+            self.delay = self.max_delay
+        if self.stop_flag.is_set() or self.doorbell.wait(self._seen, self.delay):
+            self.delay = self.default_delay
+        else:
+            self.delay *= self.backoff
+
+
 class _EmbeddedConsumer(Consumer):
-    """Huey's consumer without signal handlers, so it can run inside the web server."""
+    """Huey's consumer without signal handlers, so it can run inside the web server, whose
+    workers also wake when the server enqueues (Doorbell)."""
+
+    def __init__(self, huey, doorbell: Doorbell, **kw):
+        self.worker_class = type("Worker", (_DoorbellWorker,), {"doorbell": doorbell})
+        super().__init__(huey, **kw)
 
     def _set_signal_handlers(self):
         pass
 
 
 class JobSystem:
+    # An idle worker's look at the queue: first after this long, backing off to at most this
+    # long. A backstop only: this process's own enqueues ring the doorbell.
+    idle_poll_s: tuple[float, float] = (0.05, 0.5)
+
     def __init__(self, settings: Settings, db: Database, catalog: ProblemBank, grader: Grader):
         self.settings, self.db, self.catalog, self.grader = settings, db, catalog, grader
         settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -49,6 +102,7 @@ class JobSystem:
         self.huey = self.queue.huey
         self.backend = DbBackend(db, settings, catalog)
         self.consumer: _EmbeddedConsumer | None = None
+        self.doorbell = Doorbell()
         self._threads: list[threading.Thread] = []
         self._stop = threading.Event()
         self.worker_ids: list[str] = []
@@ -59,6 +113,7 @@ class JobSystem:
     def enqueue(self, submission_id: int, priority: int = LIVE_PRIORITY,
                 device: str | None = None) -> None:
         self.queue.enqueue(submission_id, priority, device)
+        self.doorbell.ring()  # after the task is stored, so the woken worker finds it
 
     def pending_count(self) -> int:
         return self.queue.pending_count()
@@ -132,9 +187,10 @@ class JobSystem:
         self._stop.clear()
         self.recover()
         if n > 0:
-            self.consumer = _EmbeddedConsumer(self.huey, workers=n, periodic=False,
-                                              worker_type="thread", initial_delay=0.05,
-                                              backoff=1.2, max_delay=0.5,
+            self.consumer = _EmbeddedConsumer(self.huey, self.doorbell, workers=n,
+                                              periodic=False, worker_type="thread",
+                                              initial_delay=self.idle_poll_s[0], backoff=1.2,
+                                              max_delay=self.idle_poll_s[1],
                                               check_worker_health=True, health_check_interval=5)
             self.worker_ids = [f"{HOST}:{os.getpid()}:Worker-{i + 1}" for i in range(n)]
             device = _local_device()
@@ -171,6 +227,7 @@ class JobSystem:
         self._stop.set()
         if self.consumer is not None:
             self.consumer.stop_flag.set()
+            self.doorbell.ring()  # a sleeping worker sees the stop flag now
             for _, t in self.consumer.worker_threads:
                 t.join(timeout)
         try:
