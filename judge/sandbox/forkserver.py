@@ -30,6 +30,18 @@ from typing import TYPE_CHECKING, Sequence
 
 from judge.sandbox import accounts, cgroups, grants, seccomp
 from judge.sandbox import limits as limits_mod
+from judge.sandbox.fork_parts import (
+    GATE_TIMEOUT_S,
+    _cleanup,
+    _close,
+    _disk_guard,
+    _high,
+    _kill,
+    _pipe,
+    _program,
+    _status,
+    _under,
+)
 from judge.sandbox.layers import SECURITY_LAYERS, mode_layers, probe_layers
 from judge.sandbox.limits import Limits
 from judge.sandbox.paths import check_reachable, normalize_binds
@@ -37,7 +49,6 @@ from judge.sandbox.result import SandboxResult, classify
 from judge.sandbox.run import (
     BASE_ENV,
     DEFAULT_SCRATCH_FILES,
-    FIRST_PASSED_FD,
     WRAPPER_PROCS,
     SandboxError,
 )
@@ -51,7 +62,6 @@ if TYPE_CHECKING:
 BIND_ELSEWHERE = "a bind to another path inside (only a cold run can move a path)"
 SETUP_FAILED, SETUP_PREFIX = 125, b"warm-setup: "
 START_TIMEOUT_S = 60.0
-GATE_TIMEOUT_S = 10.0
 
 
 class WarmUnavailable(RuntimeError):
@@ -326,103 +336,3 @@ class ForkServer:
         res.layers = layers
         res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]
         return res
-
-
-def _status(gate: socket.socket) -> tuple[int | None, bool]:
-    """(the fork's wait status as the zygote reaped it, whether it left its scratch
-    filesystem full: the fork looks before the filesystem goes with its namespace)."""
-    gate.settimeout(GATE_TIMEOUT_S)
-    full = False
-    try:
-        while True:
-            msg = gate.recv(1 << 12)
-            if not msg:
-                return None, full
-            data = json.loads(msg)
-            full = full or bool(data.get("disk_full"))
-            if "status" in data:
-                return int(data["status"]), full
-    except (OSError, ValueError, TypeError):
-        return None, full
-
-
-def _disk_guard(path: str, monitor):
-    def guard(u):
-        if _full(path):
-            return "disk"
-        return monitor(u) if monitor else None
-    return guard
-
-
-def _full(path: str) -> bool:
-    try:
-        st = os.statvfs(path)
-    except OSError:
-        return False
-    return st.f_bfree == 0 or st.f_ffree == 0
-
-
-def _cleanup(group, acct) -> bool:
-    left = False
-    if group:
-        left |= not group.kill()
-        group.remove()
-    left |= not accounts.kill_uid(acct.uid)
-    return left
-
-
-def _high(fd: int) -> int:
-    import fcntl
-
-    high = fcntl.fcntl(fd, fcntl.F_DUPFD, FIRST_PASSED_FD)
-    os.close(fd)
-    os.set_inheritable(high, True)
-    return high
-
-
-def _pipe(fds: list[int]) -> tuple[int, int]:
-    r, w = os.pipe()
-    fds += [r, w]
-    return r, w
-
-
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
-
-
-def _close(fd: int, fds: list[int] | None = None) -> None:
-    if fds is not None:
-        if fd not in fds:
-            return
-        fds.remove(fd)
-    try:
-        os.close(fd)
-    except OSError:
-        pass
-
-
-def _under(path: str, root: str) -> bool:
-    return path == root or path.startswith(root.rstrip("/") + "/")
-
-
-INTERPRETER_FLAGS = {"-P", "-s", "-S", "-B", "-u", "-E"}
-
-
-def _program(argv: list[str]) -> dict | None:
-    """What the fork runs for ``argv``: {"runner_args": [...]} for ``python [flags] -m
-    judge_runner ARGS``, {"code": ..., "args": [...]} for ``python [flags] -c CODE ARGS``,
-    None for anything else (it runs cold)."""
-    if not argv or os.path.realpath(argv[0]) != os.path.realpath(sys.executable):
-        return None
-    i = 1
-    while i < len(argv) and argv[i] in INTERPRETER_FLAGS:
-        i += 1
-    rest = argv[i:]
-    if rest[:2] == ["-m", "judge_runner"]:
-        return {"runner_args": rest[2:]}
-    if len(rest) >= 2 and rest[0] == "-c":
-        return {"code": rest[1], "args": rest[2:]}
-    return None
