@@ -28,7 +28,7 @@ QWEN3_0_6B = dict(vocab_size=151_936, hidden_size=1024, intermediate_size=3072, 
                   num_attention_heads=16, num_key_value_heads=8, head_dim=128)
 
 
-QUICK = False  # --quick: one timed run, no warm-up, no minimum time (tests/test_benchmarks.py)
+QUICK = False  # --quick: one timed run, no warm-up, no minimum time (tests/project/test_benchmarks.py)
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:

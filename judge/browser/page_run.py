@@ -6,7 +6,7 @@ in-memory filesystem, `child_log.ChildLog` reads them back, `test_verdict.judge_
 its verdict against the reference's entry for it (the server's `public_expectations`, passed
 through unchanged), and `report.Report` with `verdict.overall` makes the result. So the page and
 the server give the same per-test verdicts and the same first divergence for the same code
-(tests/test_page_parity.py). What surrounds the run differs: no sandbox, no CPU timers (the
+(tests/browser/test_page_parity.py). What surrounds the run differs: no sandbox, no CPU timers (the
 page stops a run that takes too long from JavaScript), no hidden tests, and a module the
 browser cannot load (BROWSER_MISSING) makes a test SKIP, or the whole file "unsupported",
 instead of RE or CE. Like the sandbox (PYTHONHASHSEED=0), the page starts its Python without
@@ -53,7 +53,7 @@ BROWSER_MISSING = frozenset({"torch", "numpy", "safetensors", "transformers", "t
                              "triton"})
 SUITE = "public"
 # The browser-safe rooms of the judge: everything in them imports only the standard library,
-# pytest and each other, so the page bundles them whole (tests/test_page_runner.py proves it).
+# pytest and each other, so the page bundles them whole (tests/browser/test_page_runner.py proves it).
 PAGE_ROOMS = ("judging", "browser", "runner")
 _JUDGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

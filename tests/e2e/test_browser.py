@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
-from e2e.waits import run_and_wait, submission_stamp, submit_and_wait, wait_for_new_submission
 from web.app import front_end_build
 from web.settings import REPO_ROOT
+
+from e2e.waits import run_and_wait, submission_stamp, submit_and_wait, wait_for_new_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

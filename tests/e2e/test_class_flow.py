@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from e2e.test_browser import CHROMIUM, FIXTURE, _free_port, _paste, browser  # noqa: F401
-from e2e.waits import submit_and_wait
 from web.app import front_end_build
 from web.settings import REPO_ROOT
+
+from e2e.test_browser import CHROMIUM, FIXTURE, _free_port, _paste, browser  # noqa: F401
+from e2e.waits import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -1,15 +1,15 @@
 """Single sign-on in Chromium: the sign-in page's "school account" button goes to a local
-OpenID Connect provider (tests/test_oidc.py's, on loopback, with its own RSA key), which sends the
+OpenID Connect provider (tests/web_platform/test_oidc.py's, on loopback, with its own RSA key), which sends the
 browser back signed in as a new account; signing out and in again goes through the provider
-once more (that it finds the same account by `sub` is asserted in tests/test_oidc.py)."""
+once more (that it finds the same account by `sub` is asserted in tests/web_platform/test_oidc.py)."""
 
 from __future__ import annotations
 
 import pytest
-from test_oidc import CLIENT_ID, CLIENT_SECRET, Provider
 
 from e2e.test_browser import browser  # noqa: F401 - shared fixture
 from e2e.test_class_flow import serve, shots  # noqa: F401 - shared fixture
+from web_platform.test_oidc import CLIENT_ID, CLIENT_SECRET, Provider
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

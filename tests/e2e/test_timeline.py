@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from web.settings import REPO_ROOT
+
 from e2e.test_browser import _paste, browser, server  # noqa: F401 - shared fixtures
 from e2e.waits import run_and_wait, submit_and_wait
-from web.settings import REPO_ROOT
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

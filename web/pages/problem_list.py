@@ -5,7 +5,7 @@ filtered list is a link one can share.
 
 The page does one pass over the bank (every problem.toml is read per request, as everywhere
 else, so an edited problem shows at once) and one query for the visitor's cells; with 250
-problems it is rendered in well under 300 ms (tests/test_problem_list.py measures it).
+problems it is rendered in well under 300 ms (tests/web_platform/test_problem_list.py measures it).
 """
 
 from __future__ import annotations

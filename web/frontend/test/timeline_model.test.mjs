@@ -1,4 +1,4 @@
-// node --experimental-detect-module --test web/frontend/test/ (tests/test_frontend_units.py runs it)
+// node --experimental-detect-module --test web/frontend/test/ (tests/browser/test_frontend_units.py runs it)
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { alignSteps, blockState, callText, divergingRow, stateView, stepDifferences } from "../src/timeline_model.js";

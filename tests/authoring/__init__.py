@@ -1,0 +1,1 @@
+"""Tests of judge check, mutation testing, judge import of the handbook's problems."""

@@ -1,0 +1,1 @@
+"""Tests of the judge command and practice/judge.py."""

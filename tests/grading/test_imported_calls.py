@@ -1,0 +1,144 @@
+"""The call proxy of imported problems (docs/IMPORTED_GRADING.md) on what real handbook tests do:
+objects keep their identity across (enum members, singletons, an object returned twice), a list
+read from an attribute changes in place, a method call is one request, and `time_limit` charges
+the submission its own work, not the proxy's. Fixtures tests/fixtures/handbook_graded/book/
+job-states and quick-lru are problems written for these tests in the handbook's format."""
+
+from __future__ import annotations
+
+import gc
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import reference  # noqa: F401  (puts `checker` on sys.path, as a test file imports it)
+from judge import check_problem, grade
+from judge.authoring.importer import import_problems
+from judge.problem import load_problem
+from judge.runner.rpc import Endpoint, Remote
+from judge.runner.wire import Channel, WireError
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("calls") / "problems"
+    res = import_problems([FIXTURES], root)
+    assert not res.refused, res.refused
+    return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}
+
+
+def source(name: str, file: str = "solution.py") -> str:
+    return (FIXTURES / name / file).read_text(encoding="utf-8")
+
+
+@pytest.fixture
+def served(tmp_path):
+    """A submission side (judge_runner.serve) in a plain subprocess, and a guarded endpoint."""
+    procs = []
+
+    def start(module_source: str):
+        (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
+        a_r, a_w = os.pipe()
+        b_r, b_w = os.pipe()
+        env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
+        proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
+                                 "--out-fd", str(b_w), "--module", "solution",
+                                 "--submission", str(tmp_path / "solution.py")],
+                                pass_fds=(a_r, b_w), env=env)
+        procs.append(proc)
+        os.close(a_r)
+        os.close(b_w)
+        ch = Channel(b_r, a_w)
+        assert ch.recv() == {"t": "hello"}
+        return Endpoint(ch, guarded=True)
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+# ---- the proxy, directly -----------------------------------------------------------------
+
+def test_identity_enum_members_and_attribute_lists(served):
+    ep = served(source("job-states"))
+    Board, Kind, Status, IDLE = (ep.request("import", None, n)
+                                 for n in ("Board", "Kind", "Status", "IDLE"))
+    b = Board()
+    job = b.add("a", Kind.SLOW)
+    assert isinstance(job, Remote) and job.status is Status.WAITING
+    assert b.start() is job and b.find("a") is job and job.status is Status.RUNNING
+    assert b.start() is IDLE  # a module's singleton, read twice
+    assert job.status != Status.DONE and len({Status.RUNNING, job.status}) == 1
+    # a str-valued member is a str here (== its value, as there) and the same object each time
+    assert job.kind is Kind.SLOW and job.kind == "slow" and isinstance(job.kind, str)
+    assert b.slow_running() == ["a"]
+    job.kind = Kind.FAST  # crosses back as the member itself: `is` holds on the other side
+    assert b.slow_running() == [] and job.kind is Kind.FAST
+    job.log.append(1)
+    job.log += [2, 3]
+    job.log.pop()
+    assert b.logged() == 2 and job.log == [1, 2]
+
+
+def test_a_method_call_is_one_request_and_stand_ins_are_weakly_kept(served):
+    ep = served("class C:\n    def f(self, x): return x + 1\n    def g(self): return self\n"
+                "def make(): return C()\n")
+    c = ep.request("import", None, "make")()
+    before = ep.calls
+    assert [c.f(i) for i in range(10)] == list(range(1, 11))
+    assert ep.calls - before == 10  # no attribute read before each call
+    assert c.g() is c
+    hid = c._hid
+    del c
+    gc.collect()
+    assert hid not in ep.remotes  # nothing here keeps the stand-in alive
+    again = ep.request("import", None, "make")()
+    assert again.f(1) == 2
+
+
+def test_hostile_method_and_class_tags_are_refused(served):
+    ep = served("x = 1\n")
+    for bad in ({"H": 1, "m": "_secret"}, {"R": 5, "k": "", "n": "C", "y": 1, "ym": ["__init__"]},
+                {"R": 6, "k": "", "n": "C", "y": 2, "ym": "f"}, {"R": 7, "k": "e", "e": [1]},
+                {"L": [1], "r": -3}):
+        with pytest.raises(WireError):
+            ep.decode(bad)
+
+
+# ---- graded: the sandboxes, the grader's CPU samples ------------------------------------
+
+def test_job_states_solution_AC_and_wrong_files_not(bank):
+    p = bank["job-states"]
+    assert check_problem(p).errors == []
+    r = grade(p, source("job-states"))
+    assert str(r.verdict) == "AC", [(t.name, str(t.verdict), t.failure) for t in r.tests]
+    no_log = source("job-states").replace("sum(len(job.log) for job in self.jobs)", "0")
+    r = grade(p, no_log)
+    v = {t.name.split("::")[1]: str(t.verdict) for t in r.tests}
+    assert str(r.verdict) == "WA" and v["test_example"] == "AC"
+    stuck = source("job-states").replace("job.status = Status.RUNNING", "pass")
+    assert str(grade(p, stuck, suite="public").verdict) == "WA"
+
+
+def test_many_calls_pass_a_time_limit_a_slow_file_does_not(bank):
+    p = bank["quick-lru"]
+    r = grade(p, source("quick-lru"))
+    assert str(r.verdict) == "AC", [(t.name, str(t.verdict), t.failure) for t in r.tests]
+    slow = source("quick-lru").replace(
+        "    def get(self, key):\n", "    def get(self, key):\n        sum(range(3_000))\n")
+    r = grade(p, slow)
+    v = {t.name.split("::")[1]: t for t in r.tests}
+    assert str(v["test_many_calls_in_a_time_limit"].verdict) == "WA"
+    assert str(v["test_example"].verdict) == "AC"

@@ -1,0 +1,117 @@
+"""Issue 19: the warm grader's zygote (judge/sandbox/forkserver.py, judge/runner/zygote.py):
+what a fork sees, and when a zygote is replaced. Its verdicts are test_warm_same_verdicts.py's;
+the sandbox's own tests run on both paths (tests/sandbox_paths.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+
+import pytest
+
+from judge import grade
+from judge.grading import warm_pool
+from judge.sandbox import Limits
+from judge.sandbox.forkserver import warm_possible
+
+from grading.test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
+
+pytestmark = pytest.mark.skipif(not warm_possible()[0], reason=str(warm_possible()[1]))
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = warm_pool.start_server()
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def scratch():
+    d = tempfile.mkdtemp(prefix="warm-test-")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _py(server, code: str, scratch: str, **kw):
+    return server.run([sys.executable, "-c", code], scratch=scratch,
+                      limits=Limits(wall_s=30, cpu_s=30, scratch_mb=8, scratch_files=100), **kw)
+
+
+def test_a_fork_sees_its_own_view_only(server, scratch):
+    """No other grading folder, no host temporary folder, no zygote, no uid of root."""
+    other = tempfile.mkdtemp(prefix="judge-other-")  # stands for another grading's folder
+    try:
+        code = ("import os; print(repr((sorted(os.listdir('/tmp')), os.listdir('/.judge-host'),"
+                " sorted(int(p) for p in os.listdir('/proc') if p.isdigit()), os.getuid(),"
+                " os.path.exists(%r))))" % other)
+        r = _py(server, code, scratch)
+        assert r.returncode == 0, r.stderr
+        listing, host, pids, uid, sees_other = eval(r.stdout.decode())
+        # the host's temporary folder was unmounted: its mount point is left, empty
+        assert listing == [os.path.basename(scratch)] and host == [] and sees_other is False
+        assert pids == [1, 2] and uid != 0  # its pid-1 reaper and itself
+        assert r.layers["grader_path"] == "warm" and r.layers["seccomp"]
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+
+def test_a_fork_cannot_mount_unshare_or_make_a_user_namespace(server, scratch):
+    code = r'''
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print(libc.unshare(0x10000000), libc.unshare(0x00020000),
+      libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))
+try:
+    os.setuid(0)
+    print("root")
+except PermissionError:
+    print("no root")
+'''
+    r = _py(server, code, scratch)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.decode().split() == ["-1", "-1", "-1", "no", "root"]
+
+
+def test_the_scratch_filesystem_is_the_runs_own_and_gone_after(server, scratch):
+    r = _py(server, "open('x', 'w').write('y' * 100); import os; print(os.statvfs('.').f_files)",
+            scratch)
+    assert r.returncode == 0 and int(r.stdout) == 101, r.stderr
+    assert os.listdir(scratch) == []
+    r = _py(server, "open('big', 'wb').write(b'0' * (9 << 20))", scratch)
+    assert r.disk_exceeded
+
+
+def test_a_dead_zygote_is_replaced_and_a_grading_still_warm(problem, cache):  # noqa: F811
+    with warm_pool.forced(True):
+        first = warm_pool.server_for(problem)
+        os.kill(first.pid, 9)
+        first._proc.wait()
+        r = grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
+        again = warm_pool.server_for(problem)
+    assert again is not first and again.alive()
+    assert str(r.verdict) == "AC" and r.provenance["sandbox_layers"]["grader_path"] == "warm"
+
+
+def test_a_zygote_is_replaced_after_its_runs(problem, cache, monkeypatch):  # noqa: F811
+    monkeypatch.setattr(warm_pool, "MAX_RUNS", 1)
+    with warm_pool.forced(True):
+        grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
+        s1 = warm_pool.server_for(problem)
+        grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
+        s2 = warm_pool.server_for(problem)
+    assert s1 is not s2 and not s1.alive()
+
+
+def test_without_bubblewrap_grading_is_cold(problem, cache, monkeypatch):  # noqa: F811
+    from judge.sandbox import forkserver
+
+    monkeypatch.setattr(warm_pool, "warm_possible", lambda: (False, "no bubblewrap"))
+    with warm_pool.forced(True):
+        r = grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
+    assert str(r.verdict) == "AC" and "grader_path" not in r.provenance["sandbox_layers"]
+    assert forkserver.warm_possible()[0]

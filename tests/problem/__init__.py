@@ -1,0 +1,1 @@
+"""Tests of the problem model: problem.toml, folders, the bank."""

@@ -1,0 +1,1 @@
+"""Tests of the project's own shape: rooms, import direction, requirements, set-up, benchmarks."""

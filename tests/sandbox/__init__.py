@@ -1,0 +1,1 @@
+"""Tests of the sandbox: isolation, limits, what one run can see of another."""

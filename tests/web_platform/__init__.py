@@ -1,0 +1,1 @@
+"""Tests of the web platform (web/): API, pages, jobs, workers, accounts, courses."""
