@@ -438,4 +438,7 @@ if (!config.browser) {
   statusLine.textContent = tr("This problem's tests need numpy or torch, which the page does not have: Run sends the public tests to the server (a practice run: not stored, no score).");
 }
 loadProblem();
-if (config.browser) py.start();
+if (config.browser) {
+  timings.workerStartMs = performance.now();
+  py.start();
+}

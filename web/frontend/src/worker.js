@@ -168,10 +168,13 @@ async function restore(loadPyodide, pyodideURL, cache, key) {
 
 async function coldStart(loadPyodide, pyodideURL, wheels, snapshot) {
   const t0 = performance.now();
+  // Downloaded while Pyodide starts.
+  const fetched = fetchWheels(wheels);
+  fetched.catch(() => {});
   py = await loadPyodide({ ...pyOptions(pyodideURL), ...(snapshot ? { _makeSnapshot: true } : {}) });
   const t1 = performance.now();
   post({ type: "status", text: "Loading pytest…" });
-  await installWheels(wheels);
+  await installWheels(fetched);
   const t2 = performance.now();
   writePageFiles();
   py.runPython(RUNNER_IMPORTS + EDITOR_PY);
@@ -182,12 +185,16 @@ async function coldStart(loadPyodide, pyodideURL, wheels, snapshot) {
 // The runner's wheels, fetched in parallel and unpacked into site-packages by zipfile (they are
 // pure Python). Not py.loadPackage: a memory snapshot refuses a Python whose loadPackage has run
 // (Pyodide checks that its table of loaded packages is still empty).
-async function installWheels(wheels) {
-  const bufs = await Promise.all(wheels.map(async (url) => {
+function fetchWheels(wheels) {
+  return Promise.all(wheels.map(async (url) => {
     const r = await fetch(url);
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
     return new Uint8Array(await r.arrayBuffer());
   }));
+}
+
+async function installWheels(fetched) {
+  const bufs = await fetched;
   py.FS.mkdirTree("/tmp/kvp-wheels");
   bufs.forEach((b, i) => py.FS.writeFile(`/tmp/kvp-wheels/${i}.whl`, b));
   py.runPython(`import importlib, os, sysconfig, zipfile
