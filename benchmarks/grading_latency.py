@@ -4,12 +4,17 @@ run) and the warm one (a fork of a warm zygote, judge/grading/warm_pool.py), in 
 
 1. grade() on a problem's reference solution (full suite, warm reference cache), per path;
 2. Submit -> verdict on `judge serve` (embedded, 1 worker): 5 accepted 143 files one after
-   another (after one warm-up submission), median, against the bare run (goal: <= 0.5x warm);
+   another (after one warm-up submission), each sent --idle seconds after the last verdict
+   (the worker is idle when it comes, as a student's is), timed as a page sees it: from the
+   POST to the `done` event on the submission's event stream; median, against the bare run
+   (goal: <= 0.5x warm), and where the time goes: POST -> stored, -> 202, stored -> claimed
+   by the worker, grade() itself, the worker's steps beyond grade() (claim, events, storing
+   the report), stored report -> `done` seen by the client;
 3. a burst of 12 (6 accepted, 6 wrong) on `judge serve --workers 2`: from the first Submit to
    the last verdict, against the bare run (goal: <= 4x), and whether every verdict is right.
 
     .venv/bin/python benchmarks/grading_latency.py [PROBLEM] [--repeat N] [--device cpu]
-        [--paths cold,warm] [--parts grade,serve,burst] [--quick]
+        [--paths cold,warm] [--parts grade,serve,burst] [--idle S] [--quick]
 
 --quick: one repetition, 1 sequential submission, a burst of 2: the script still works (a test
 runs it); its figures mean nothing. Prints tables; no asserts.
@@ -101,25 +106,80 @@ def _serve(tmp: Path, workers: int, path: str, problems, reference):
                   extra=["--workers", str(workers)])
 
 
-def _serve_part(tmp: Path, n: int, path: str, problems, reference, expected) -> dict:
-    from burst_support import MIX, PROBLEM, burst, outcome, wait_graded
+def _utc():
+    from datetime import datetime, timezone
+    return datetime.now(timezone.utc).replace(tzinfo=None)  # as web.store.db stamps its rows
+
+
+def _one_submission(url: str, student, problem_id: str, src: str, db) -> dict:
+    """One Submit as a page makes it: POST, then the event stream until its `done`; the
+    client's wall clock and the stamps along the trip, in seconds after the POST."""
+    import json
+
+    import httpx
+
+    from web.store.db import Submission
+
+    t_post, m0 = _utc(), time.perf_counter()
+    sid = student.submit(problem_id, src)["id"]
+    m_202 = time.perf_counter()
+    report = None
+    with httpx.stream("GET", f"{url}/api/submissions/{sid}/events", headers=student.headers,
+                      timeout=600) as r:
+        kind = None
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                kind = line[7:]
+            elif line.startswith("data: ") and kind == "done":
+                report = json.loads(line[6:]).get("report")
+                break
+    m_done = time.perf_counter()
+    with db.session() as s:
+        row = s.get(Submission, sid)
+        stamps = {k: (getattr(row, k) - t_post).total_seconds()
+                  for k in ("created_at", "started_at", "finished_at")}
+    grade_s = float(((report or {}).get("timings") or {}).get("total_s") or 0.0)
+    return {"client s": m_done - m0, "report": report, "202 s": m_202 - m0,
+            "stored s": stamps["created_at"],
+            "queue s": stamps["started_at"] - stamps["created_at"],
+            "grade() s": grade_s,
+            "worker beyond grade() s": stamps["finished_at"] - stamps["started_at"] - grade_s,
+            "verdict seen s": (m_done - m0) - stamps["finished_at"]}
+
+
+STEPS = ["stored s", "202 s", "queue s", "grade() s", "worker beyond grade() s",
+         "verdict seen s"]
+
+
+def _serve_part(tmp: Path, n: int, path: str, problems, reference, expected,
+                idle_s: float) -> dict:
+    """n Submits one after another, each `idle_s` after the last verdict (a student reads
+    it first: the worker is idle when the next one comes), after one not counted."""
+    from burst_support import MIX, PROBLEM, sha, summary
+    from distributed_support import Student
+
+    from web.store.db import Database
 
     src = (PROBLEM / "submissions/accepted" / MIX["AC"][0]).read_text()
     server = _serve(tmp, 1, path, problems, reference)
-    db = f"sqlite:///{tmp / 'data' / 'web.sqlite3'}"
+    db = Database(f"sqlite:///{tmp / 'data' / 'web.sqlite3'}")
     try:
-        lat = []
+        runs, wrong = [], 0
         for i in range(n + 1):  # the first one starts the worker's zygote: not counted
-            t0 = time.monotonic()
-            got = burst(server.url, [("AC", src)], students=1, threads=1)
-            t1 = time.monotonic()
-            wait_graded(db, got, timeout=600)
-            out = outcome(db, got, expected, t0, t1, 600)
             if i:
-                lat.append(out["p50_s"])
-        return {"median s": statistics.median(lat), "each": lat}
+                time.sleep(idle_s)
+            r = _one_submission(server.url, Student(server.url, i), PROBLEM.name.split("-")[0],
+                                src, db)
+            if i:
+                runs.append(r)
+                wrong += r["report"] is None or summary(r["report"]) != expected[sha(src)]
+        steps = {k: statistics.median(r[k] for r in runs) for k in STEPS}
+        return {"median s": statistics.median(r["client s"] for r in runs),
+                "each": [round(r["client s"], 2) for r in runs], "wrong": wrong,
+                "steps": steps}
     finally:
         server.kill()
+        db.engine.dispose()
 
 
 def _burst_part(tmp: Path, n: int, path: str, problems, reference, expected) -> dict:
@@ -141,7 +201,8 @@ def _burst_part(tmp: Path, n: int, path: str, problems, reference, expected) -> 
         wait_graded(db, got, timeout=1800)
         out = outcome(db, got, expected, t0, t1, 1800)
         return {"span s": out["span_s"], "graded": out["graded"], "n": n,
-                "wrong verdicts": len(out["mismatched"]), "lost": out["lost"]}
+                "wrong verdicts": len(out["mismatched"]), "lost": out["lost"],
+                "mismatched": out["mismatched"]}
     finally:
         server.kill()
 
@@ -166,11 +227,13 @@ def main() -> None:
     ap.add_argument("--paths", default="cold,warm")
     ap.add_argument("--parts", default="grade,serve,burst")
     ap.add_argument("--sequential", type=int, default=5)
+    ap.add_argument("--idle", type=float, default=2.0,
+                    help="seconds between a verdict and the next sequential Submit")
     ap.add_argument("--burst", type=int, default=12)
     ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     if args.quick:
-        args.repeat, args.sequential, args.burst = 1, 1, 2
+        args.repeat, args.sequential, args.burst, args.idle = 1, 1, 2, 0.5
     paths = [p for p in args.paths.split(",") if p]
     parts = [p for p in args.parts.split(",") if p]
     load = " ".join(f"{x:.1f}" for x in os.getloadavg())
@@ -182,7 +245,7 @@ def main() -> None:
     b = statistics.median(bares)
     print(f"bare pytest, one process, unsandboxed, public + hidden of {problem.name}: median "
           f"{b:.2f}s [{', '.join(f'{w:.2f}' for w in bares)}]")
-    rows = []
+    rows, trips = [], []
     if "grade" in parts:
         for path in paths:
             r = _grade_part(problem, source, args.device, args.repeat, path)
@@ -203,11 +266,14 @@ def main() -> None:
                 if "serve" in parts:
                     d = tmp / f"serve-{path}"
                     d.mkdir()
-                    r = _serve_part(d, args.sequential, path, problems, reference, expected)
-                    rows.append([f"serve, 1 worker: Submit -> verdict, median of "
+                    r = _serve_part(d, args.sequential, path, problems, reference, expected,
+                                    args.idle)
+                    rows.append([f"serve, 1 worker: Submit -> verdict seen, median of "
                                  f"{args.sequential}", path, f"{r['median s']:.2f}",
                                  f"{r['median s'] / b:.2f}",
-                                 "goal <= 0.5 warm; each " + ", ".join(map(str, r["each"]))])
+                                 f"goal <= 0.5 warm; wrong verdicts {r['wrong']}; each "
+                                 + ", ".join(map(str, r["each"]))])
+                    trips.append([path, *(f"{r['steps'][k]:.3f}" for k in STEPS)])
                 if "burst" in parts:
                     d = tmp / f"burst-{path}"
                     d.mkdir()
@@ -217,9 +283,16 @@ def main() -> None:
                                  f"{r['span s'] / b:.2f}",
                                  f"goal <= 4; graded {r['graded']}/{r['n']}, wrong verdicts "
                                  f"{r['wrong verdicts']}, lost {r['lost']}"])
+                    for sid, got, want in r["mismatched"]:
+                        print(f"burst ({path}): submission {sid} graded {got}, expected {want}")
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print_table(["measure", "path", "seconds", "x bare", "notes"], rows)
+    if trips:
+        print(f"\nwhere a sequential Submit's time goes (medians, seconds; the next Submit "
+              f"{args.idle:g} s after each verdict):")
+        print_table(["path", "POST -> stored", "POST -> 202", "stored -> claimed", "grade()",
+                     "worker beyond grade()", "stored report -> verdict seen"], trips)
 
 
 if __name__ == "__main__":
