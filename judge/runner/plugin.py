@@ -52,6 +52,7 @@ class Session:
     run_mode: bool = False  # the handbook's "run": test_example* only, else the first test
     proxied: bool = False  # the submission is in another process (judge_runner.trusted)
     loop: asyncio.AbstractEventLoop | None = None  # every async test runs on this one loop
+    collect_errors: int = 0  # test files that did not collect (collect_error events written)
     count = 0
 
 
@@ -209,6 +210,7 @@ def pytest_exception_interact(node, call, report):
     info = describe(call.excinfo.value, call.excinfo.tb, S.submission, S.suite_dir)
     path = getattr(node, "path", None)
     rel = os.path.relpath(str(path), S.suite_dir) if path else str(node.nodeid)
+    S.collect_errors += 1
     S.writer.emit("collect_error", file=rel.replace(os.sep, "/"), **info)
 
 
