@@ -163,7 +163,7 @@ _NUMPY_KINDS = set("biufc")  # bool, int, uint, float, complex: no object arrays
 def encode_array(a) -> dict:
     import numpy as np
 
-    a = np.ascontiguousarray(a)
+    a = np.asarray(a, order="C")  # ascontiguousarray would make a 0-d array shape (1,)
     if a.dtype.kind not in _NUMPY_KINDS:
         raise TypeError(f"arrays of dtype {a.dtype} cannot cross between the processes")
     return {"dtype": a.dtype.str, "shape": list(a.shape), "data": b64(a.tobytes())}

@@ -4,8 +4,8 @@ by type and message."""
 
 from __future__ import annotations
 
-import asyncio
 import builtins
+import collections.abc
 import enum
 import types
 import weakref
@@ -25,6 +25,7 @@ from ..wire import (
 )
 from .classes import as_method
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
+from .stdvalues import STD_TAGS, decode_std, encode_std
 
 MAX_HANDLES = 500_000
 MAX_TEXT = 4000
@@ -142,7 +143,8 @@ class Codec:
             return {"SM" if t is staticmethod else "CM": self.encode(v.__func__, d)}
         if t is types.FunctionType and v in self.wrapped:
             return self.encode(self.wrapped[v], d)  # the peer's own function, installed here
-        return self._handle(v)
+        std = encode_std(v, t)
+        return self._handle(v) if std is None else std
 
     def _handle(self, v) -> dict:
         kinds = ""
@@ -150,9 +152,12 @@ class Codec:
             kinds += "c"
         if type(v) is types.FunctionType:  # set on a class, it binds (classes.py)
             kinds += "f"
-        if hasattr(type(v), "__await__") or asyncio.iscoroutine(v):
+        # not asyncio.iscoroutine: before 3.12 it takes a plain generator for one, which
+        # then could not be iterated in a sync test
+        coroutine = isinstance(v, (types.CoroutineType, collections.abc.Coroutine))
+        if hasattr(type(v), "__await__") or coroutine:
             kinds += "a"
-        if asyncio.iscoroutine(v):
+        if coroutine:
             kinds += "o"
         out = {"R": self.export(v), "k": kinds, "n": _name(v)}
         if isinstance(v, type) and issubclass(v, BaseException):
@@ -249,6 +254,8 @@ class Codec:
             return obj
         if "R" in v:
             return self._remote(v)
+        if any(k in v for k in STD_TAGS):
+            return decode_std(v)
         raise WireError("a value of no known kind")
 
     def _hid(self, v) -> int:

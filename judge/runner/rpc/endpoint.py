@@ -8,8 +8,9 @@ import functools
 import itertools
 from typing import Callable
 
-from ..wire import Channel, PeerGone, WireError, is_ndarray, is_tensor
+from ..wire import Channel, PeerGone, WireError
 from .codec import Codec, _awaited
+from .inplace import apply_back, containers, encode_back, snapshot
 from .operations import is_held, perform
 
 _PLAIN_ARG = (int, float, str, bool, type(None))
@@ -40,12 +41,12 @@ class Endpoint(Codec):
         if self.closed:
             raise PeerGone("the other process has gone")
         n = next(self.ids)
-        arrays = [(i, a) for i, a in enumerate(args)
-                  if type(a) not in _PLAIN_ARG and (is_ndarray(a) or is_tensor(a))]
         msg = {"t": "req", "id": n, "op": op, "self": hid,
                "args": [self.encode(a) for a in args]}
         if kwargs:
             msg["kw"] = [[k, self.encode(v)] for k, v in kwargs.items()]
+        # walked once the value is known to encode (a cycle fails there, not here)
+        passed = _passed(args, kwargs, None)
         self.calls += 1
         self.ch.send(msg)
         self.waiting.append(n)
@@ -59,35 +60,11 @@ class Endpoint(Codec):
                 self.dispatch(m)
         finally:
             self.waiting.pop()
-        if arrays:
-            self._copy_back(arrays, m.get("back"))
-        elif m.get("back"):
-            raise WireError("a copy-back of an argument that was not an array")
+        if m.get("back"):
+            apply_back(self, passed, m["back"])
         if "err" in m:
             raise self.decode_exc(m["err"])
         return self.decode(m.get("ok"))
-
-    def _copy_back(self, arrays, back) -> None:
-        """In-place changes the peer made to arrays or tensors passed to it, copied into ours."""
-        if not back:
-            return
-        if not isinstance(back, list):
-            raise WireError("a malformed copy-back")
-        mine = dict(arrays)
-        for item in back:
-            if not (isinstance(item, list) and len(item) == 2 and item[0] in mine):
-                raise WireError("a copy-back of an argument that was not an array")
-            orig, new = mine[item[0]], self.decode(item[1])
-            if is_tensor(orig):
-                if not is_tensor(new) or tuple(new.shape) != tuple(orig.shape):
-                    raise WireError("a copy-back of another shape")
-                with __import__("torch").no_grad():
-                    orig.copy_(new.to(orig.device, orig.dtype))
-            else:
-                import numpy as np
-                if not is_ndarray(new) or new.shape != orig.shape:
-                    raise WireError("a copy-back of another shape")
-                np.copyto(orig, new.astype(orig.dtype, copy=False))
 
     def dispatch(self, m: dict) -> None:
         t = m.get("t")
@@ -120,7 +97,7 @@ class Endpoint(Codec):
         if not isinstance(n, int):
             raise WireError("a request without a number")
         self.calls += 1
-        arrays = []
+        passed: dict = {}
         try:
             target = self._target(m.get("self"))
             args = m.get("args") or []
@@ -133,24 +110,24 @@ class Endpoint(Codec):
                 if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)):
                     raise WireError("malformed keyword arguments")
                 kwargs[item[0]] = self.decode(item[1])
-            arrays = [(i, a, _snapshot(a)) for i, a in enumerate(args)
-                      if type(a) not in _PLAIN_ARG and (is_ndarray(a) or is_tensor(a))]
+            passed = _passed(args, kwargs, self.handles)
+            snaps = {key: [snapshot(c) for c in found] for key, found in passed.items()}
             op = str(m.get("op"))
             value = perform(self, op, target, args, kwargs)
             if op == "getattr" and not self.guarded and is_held(target, args[0], value):
                 reply = {"t": "res", "id": n, "ok": self.encode_held(value)}
             else:
                 reply = {"t": "res", "id": n, "ok": self.encode(value)}
+            back = [[key, len(found), changes] for key, found in passed.items()
+                    if (changes := encode_back(self, found, snaps[key]))]
+            if back:
+                reply["back"] = back
         except WireError:
             raise
         except (Exception if self.guarded else BaseException) as e:  # noqa: BLE001
             if isinstance(e, (KeyboardInterrupt,)) or type(e).__name__ == "JudgeTimeout":
                 raise
             reply = {"t": "res", "id": n, "err": self.encode_exc(e)}
-        if arrays:
-            back = [[i, self.encode(a)] for i, a, before in arrays if _changed(a, before)]
-            if back:
-                reply["back"] = back
         self.ch.send(reply)
 
     def _target(self, hid):
@@ -240,13 +217,13 @@ def _raise(exc: WireError) -> None:
     raise exc
 
 
-def _snapshot(a):
-    return a.detach().clone() if is_tensor(a) else a.copy()
-
-
-def _changed(a, before) -> bool:
-    if is_tensor(a):
-        import torch
-        return a.shape != before.shape or not torch.equal(a.detach(), before)
-    import numpy as np
-    return a.shape != before.shape or not np.array_equal(a, before, equal_nan=True)
+def _passed(args, kwargs, skip) -> dict:
+    """Argument position or keyword -> its mutable containers (inplace.py), for those with any."""
+    out = {}
+    for i, a in enumerate(args):
+        if type(a) not in _PLAIN_ARG and (found := containers(a, skip)):
+            out[i] = found
+    for k, a in kwargs.items():
+        if type(a) not in _PLAIN_ARG and (found := containers(a, skip)):
+            out[k] = found
+    return out
