@@ -3,7 +3,7 @@
 A label is the text a test passes to `observe(label, value)`; it is the problem's own prose, so
 its translation lives with the problem, not in judge/messages/zh.json. The table maps English to
 the translation; a key with `{name}` placeholders stands for every label an f-string makes
-("access({n}) returns" -> "access({n}) 的返回值"): each placeholder matches any text, and what it
+("access({n}) returns" -> its translation with the same {n}): each placeholder matches any text, and what it
 matched is put in the translation as it is, or as the table's own text for it when there is
 one (a case name such as "two users", or "seed {n} ({policy})", may have its translation too). Exact keys win over
 patterns; of the patterns, the one with the most fixed text wins, so the most specific applies.
