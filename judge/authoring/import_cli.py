@@ -19,6 +19,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source-url", help="where practice/problems is published: each problem "
                                         "links to URL/<book>/<slug>")
     p.add_argument("--attribution", help=f"whom the texts are by (default: {ATTRIBUTION})")
+    p.add_argument("--runtime", metavar="DIR",
+                   help="the handbook's runtime modules (default: the practice/runtime/ beside "
+                        "the practice/problems/ the paths are in); those a problem imports are "
+                        "copied into the bank's reference/")
     p.add_argument("--no-check", dest="check", action="store_false",
                    help="do not prove each imported problem (by default each is checked as "
                         "`judge check` does: its solution AC, its starter not AC)")
@@ -26,7 +30,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def main_import(args, con) -> int:
     res = import_problems(args.paths, args.problems, number=args.number, base=args.base,
-                          source_url=args.source_url, attribution=args.attribution)
+                          source_url=args.source_url, attribution=args.attribution,
+                          runtime=getattr(args, "runtime", None))
     for note in res.notes:
         con.print(note)
     for item in res.imported:

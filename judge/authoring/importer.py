@@ -26,7 +26,8 @@ from pathlib import Path
 
 from judge.authoring.handbook_format import NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused, read_problem
 from judge.authoring.import_check import needs_server
-from judge.authoring.import_guard import MAX_FOLDERS, is_plain_dir, read_bytes
+from judge.authoring.import_guard import MAX_FOLDERS, Unsafe, is_plain_dir, read_bytes
+from judge.authoring.import_runtime import find_runtime, install_runtime, plan_modules, runtime_modules
 from judge.authoring.test_split import Split, split_tests
 from judge.problem import REPO_ROOT, Problem, ProblemError, parse_config, problems_root
 
@@ -141,7 +142,7 @@ def _list(items) -> str:
 
 
 def problem_toml(hp: HandbookProblem, number: int, reference: str, *, source_url: str | None,
-                 attribution: str | None) -> str:
+                 attribution: str | None, modules=()) -> str:
     torch = "torch" in hp.requires or "cuda" in hp.requires
     requires = (["torch"] if torch else []) + (["cuda"] if "cuda" in hp.requires else [])
     server_only = needs_server({"test.py": hp.tests, "solution.py": hp.solution,
@@ -171,7 +172,7 @@ zh = {_s(hp.title)}
 module = "solution"
 
 [handbook]
-modules = ["checker"]
+modules = {_list(["checker", *modules])}
 
 [reference]
 path = {_s(reference)}
@@ -214,6 +215,8 @@ def _statement(hp: HandbookProblem, note: str | None = None) -> str:
 
 def write_problem(hp: HandbookProblem, dest: Path, number: int, reference: str,
                   **source) -> Split:
+    """`source`: problem_toml's keywords (source_url, attribution, modules: the runtime
+    modules, judge/authoring/import_runtime.py)."""
     """Writes the problem folder `dest` (which must not exist yet); returns how test.py was cut."""
     path = _source_path(hp.folder)
     files = {
@@ -265,7 +268,9 @@ def _place(built: Path, final: Path) -> None:
 
 def import_problems(paths, bank: Path | None = None, *, number: int | None = None,
                     base: int = DEFAULT_BASE, source_url: str | None = None,
-                    attribution: str | None = None) -> ImportResult:
+                    attribution: str | None = None, runtime: Path | None = None) -> ImportResult:
+    """`runtime`: the handbook's runtime modules (`practice/runtime/`); by default the one beside
+    the `practice/problems/` each path is in, when there is one."""
     bank = problems_root(bank).resolve()
     res = ImportResult()
     folders = []
@@ -283,14 +288,15 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
         if not found and not skipped:
             res.refused.append((str(p), "no handbook problem here (no problem.md, starter.py, "
                                         "solution.py or test.py)"))
-        folders += found
+        rt = Path(runtime) if runtime is not None else find_runtime(p)
+        folders += [(f, rt) for f in found]
     if number is not None and len(folders) > 1:
         raise ValueError(f"--number names one problem's number, but {len(folders)} problems "
                          "were found; import them without --number")
     problems = []
-    for folder in folders:
+    for folder, rt in folders:
         try:
-            problems.append(read_problem(folder))
+            problems.append((read_problem(folder), rt))
         except Refused as e:
             res.refused.append((str(folder), str(e)))
     if not problems:
@@ -301,15 +307,24 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
         res.notes.append(note)
     by_slug, used = _bank_index(bank)
     seen: dict[str, str] = {}
-    for hp in problems:
+    for hp, rt in problems:
         try:
             if hp.slug in seen:
                 raise Refused(f"slug {hp.slug!r} was already imported from {seen[hp.slug]} in "
                               "this run; the slug is the stable key, so it must be unique")
             seen[hp.slug] = hp.key
+            found = runtime_modules(rt)
+            modules = plan_modules(hp, found)
+            for name in modules:  # before the problem, whose modules must resolve when read
+                note = install_runtime(bank.parent, name, found[name], source_url=source_url,
+                                       licence=LICENCE, licence_url=LICENCE_URL,
+                                       attribution=attribution or ATTRIBUTION)
+                if note and note not in res.notes:
+                    res.notes.append(note)
             res.imported.append(_import_one(hp, bank, by_slug, used, number, base,
-                                            source_url=source_url, attribution=attribution))
-        except (Refused, ProblemError) as e:
+                                            source_url=source_url, attribution=attribution,
+                                            modules=modules))
+        except (Refused, ProblemError, Unsafe) as e:
             res.refused.append((str(hp.folder), str(e)))
     return res
 
@@ -344,6 +359,9 @@ def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number
         shutil.rmtree(built, ignore_errors=True)
     by_slug[hp.slug] = (folder, n, True)
     notes = list(hp.notes)
+    if source.get("modules"):
+        notes.append("runtime modules (the handbook's, in the bank's reference/): "
+                     + ", ".join(source["modules"]))
     if split.hidden_helpers:
         notes.append("kept out of the public tests (only hidden tests use them): "
                      + ", ".join(split.hidden_helpers))

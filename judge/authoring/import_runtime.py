@@ -1,0 +1,133 @@
+"""The handbook's runtime modules (a clone's `practice/runtime/*.py`, e.g. the cuda book's
+`gpusim`): `judge import` brings those a problem imports into the bank's `reference/` folder
+(where `[handbook] modules` resolve, judge/problem/folder.py) and lists them in the problem.
+
+`checker` is never taken from the clone: ours (reference/checker.py) is the harness's contract
+with the trusted process (docs/IMPORTED_GRADING.md). Each copied module gets a
+`<name>.source.toml` beside it with its provenance and licence, the fields a problem records in
+its `[source]` table, since the module is the handbook's text as much as a problem is.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+
+from judge.authoring.handbook_format import HandbookProblem, Refused
+from judge.authoring.import_check import _available, imported_modules
+from judge.authoring.import_guard import read_bytes
+
+OURS = frozenset({"checker", "solution", "judge_runner", "pytest"})
+
+
+def find_runtime(path: Path) -> Path | None:
+    """The `runtime/` folder beside the `problems/` folder `path` is in or below (the clone's
+    `practice/runtime/`), walking up from `path`; None when there is none."""
+    p = Path(path).resolve()
+    for d in (p, *p.parents):
+        if d.name == "problems":
+            rt = d.parent / "runtime"
+            if rt.is_dir() and not rt.is_symlink():
+                return rt
+    return None
+
+
+def runtime_modules(runtime: Path | None) -> dict[str, Path]:
+    """{module name: file} of the flat modules in `runtime` (plain files, links not followed);
+    `checker` and private names left out."""
+    if runtime is None:
+        return {}
+    out = {}
+    for f in sorted(Path(runtime).iterdir()):
+        st = os.lstat(f)
+        if f.suffix == ".py" and stat.S_ISREG(st.st_mode) and f.stem.isidentifier() \
+                and not f.stem.startswith("_") and f.stem not in OURS:
+            out[f.stem] = f
+    return out
+
+
+def _top_level_imports(source: str) -> set[str]:
+    """Modules a file imports unconditionally (module-level statements, not inside a function,
+    `try` or `if`): a module it cannot import makes the whole file fail."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return set()
+    out = set()
+    for n in tree.body:
+        if isinstance(n, ast.Import):
+            out |= {a.name.split(".")[0] for a in n.names}
+        elif isinstance(n, ast.ImportFrom) and n.module and not n.level:
+            out.add(n.module.split(".")[0])
+    return out
+
+
+def plan_modules(hp: HandbookProblem, runtime: dict[str, Path]) -> list[str]:
+    """The runtime modules the problem needs, in order (those its test, solution or starter
+    import, and those these import in turn). Raises Refused when its test or solution imports,
+    unconditionally, a module neither installed here nor in the runtime folder."""
+    own = OURS | {p.stem for p in hp.extra_files}
+    files = {"test.py": hp.tests, "solution.py": hp.solution, "starter.py": hp.starter}
+    for extra in hp.extra_files:
+        if extra.suffix == ".py":
+            files[extra.name] = read_bytes(extra).decode("utf-8", errors="replace")
+    wanted: list[str] = []
+    todo = [name for text in files.values() for name in sorted(imported_modules(text))]
+    while todo:
+        name = todo.pop(0)
+        if name in own or name in wanted or name in sys.stdlib_module_names \
+                or name not in runtime:
+            continue
+        wanted.append(name)
+        todo += sorted(imported_modules(runtime[name].read_text(encoding="utf-8",
+                                                                errors="replace")))
+    for where in ("test.py", "solution.py"):
+        for name in sorted(_top_level_imports(files[where]) - own - set(wanted)):
+            if not _available(name):
+                found = (f"the runtime folder {runtime[next(iter(runtime))].parent} has "
+                         f"{', '.join(sorted(runtime))}" if runtime else
+                         "no runtime folder was found (a clone's practice/runtime/ beside "
+                         "practice/problems/; or give one with --runtime DIR)")
+                raise Refused(f"its {where} imports `{name}`, which is neither installed in the "
+                              f"grading environment nor a runtime module ({found}): it could "
+                              "not run here")
+    return wanted
+
+
+def _source_toml(name: str, path: str, url: str, **licence: str) -> str:
+    s = lambda text: json.dumps(text, ensure_ascii=False)  # noqa: E731 (a TOML basic string)
+    return (f"# Copied by `judge import` from {path}: import again rather than edit {name}.py.\n"
+            "[source]\n"
+            'format = "handbook"\n'
+            f"module = {s(name)}\n"
+            f"path = {s(path)}\n"
+            f"url = {s(url)}\n"
+            + "".join(f"{k} = {s(v)}\n" for k, v in licence.items())
+            + 'changes = "none: copied as it is"\n')
+
+
+def install_runtime(base: Path, name: str, src: Path, *, source_url: str | None,
+                    **licence: str) -> str | None:
+    """Copies runtime module `src` to `<base>/reference/<name>.py` with its provenance beside it.
+    Returns a note when it wrote something (new, or different from what was there)."""
+    data = read_bytes(src)
+    dest = Path(base) / "reference" / f"{name}.py"
+    path = f"practice/runtime/{src.name}"
+    url = ""
+    if source_url and source_url.rstrip("/").endswith("/problems"):
+        url = f"{source_url.rstrip('/')[:-len('/problems')]}/runtime/{src.name}"
+    meta = _source_toml(name, path, url, **licence)
+    side = dest.with_name(f"{name}.source.toml")
+    if dest.is_file() and dest.read_bytes() == data and side.is_file() and \
+            side.read_text(encoding="utf-8") == meta:
+        return None
+    replaced = dest.is_file() and dest.read_bytes() != data
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_bytes(data)
+    side.write_text(meta, encoding="utf-8")
+    return (f"{'replaced' if replaced else 'installed'} the handbook runtime module `{name}` "
+            f"as {dest} (from {src}; licence {licence.get('licence', '?')}, in {side.name})")
