@@ -234,3 +234,18 @@ def test_an_idle_embedded_worker_is_woken_by_the_enqueue_not_the_poll(tmp_path):
         t0 = time.monotonic()
         jobs.stop(timeout=20)
     assert not any(t.is_alive() for t in threads) and time.monotonic() - t0 < 20
+
+
+def test_the_real_grader_keeps_what_it_read_of_the_reference_cache(tmp_path, monkeypatch):
+    """Issue 19: judge_grader made a fresh ReferenceCache per grading, so each one read and
+    parsed the reference's file again. One per cache folder now keeps what it read, and a
+    judge pointed at another folder (a test, an operator) gets that folder's."""
+    from web.jobs.graders import _reference_cache
+
+    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path / "a"))
+    a = _reference_cache()
+    assert _reference_cache() is a and a._memo is not None
+    assert a.dir == tmp_path / "a" / "judge" / "reference"
+    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path / "b"))
+    b = _reference_cache()
+    assert b is not a and b.dir == tmp_path / "b" / "judge" / "reference"
