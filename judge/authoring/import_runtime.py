@@ -90,11 +90,11 @@ def plan_modules(hp: HandbookProblem, runtime: dict[str, Path]) -> list[str]:
             if not _available(name):
                 found = (f"the runtime folder {runtime[next(iter(runtime))].parent} has "
                          f"{', '.join(sorted(runtime))}" if runtime else
-                         "no runtime folder was found (a clone's practice/runtime/ beside "
-                         "practice/problems/; or give one with --runtime DIR)")
+                         "no runtime folder was found: a clone's practice/runtime/ beside "
+                         "practice/problems/, or one given with --runtime DIR")
                 raise Refused(f"its {where} imports `{name}`, which is neither installed in the "
-                              f"grading environment nor a runtime module ({found}): it could "
-                              "not run here")
+                              f"grading environment nor a runtime module ({found}), so it "
+                              "could not run here")
     return wanted
 
 
