@@ -193,3 +193,24 @@ def test_classes_by_name_only_of_plain_data_modules(served):
                 {"Q": [1, 0]}, {"Q": [True, 2]}, {"DEC": "x" * 300}, {"DT": "not a date"}):
         with pytest.raises(WireError):
             decode_std(bad)
+
+
+def test_an_array_on_a_tests_object_written_in_place_there_is_written_here(served):
+    from types import SimpleNamespace
+    imp = served("def fill(o):\n    o.a[:] = 1.0\n    o.a[0] = 5.0\n"
+                 "def look(o): return float(o.a.sum())\n"
+                 "def swap(o): o.a = o.a * 0 + 2\n")
+    a = np.zeros(3)
+    o = SimpleNamespace(a=a, b=np.zeros(2))
+    imp("fill")(o)  # read twice in one call: the second read sees the first write
+    assert o.a is a and a.tolist() == [5.0, 1.0, 1.0] and o.b.tolist() == [0.0, 0.0]
+    assert imp("look")(o) == 7.0 and a.tolist() == [5.0, 1.0, 1.0]
+    imp("swap")(o)  # rebinding the attribute sets it, as before
+    assert o.a is not a and o.a.tolist() == [2.0, 2.0, 2.0] and a.tolist() == [5.0, 1.0, 1.0]
+
+
+def test_a_write_back_into_an_array_never_lent_is_refused():
+    ep = Endpoint(Channel(*os.pipe()), guarded=True)
+    for bad in ([[1, {"L": []}]], [[True, {"L": []}]], {"x": 1}):
+        with pytest.raises(WireError):
+            ep._sync(bad)

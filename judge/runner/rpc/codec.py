@@ -24,6 +24,7 @@ from ..wire import (
     unb64,
 )
 from .classes import as_method
+from .inplace import snapshot
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 from .stdvalues import STD_TAGS, decode_std, encode_std
 
@@ -31,6 +32,7 @@ MAX_HANDLES = 500_000
 MAX_TEXT = 4000
 MAX_TYPES = 10_000
 MAX_METHODS = 200
+MAX_LENT = 10_000
 _SCALARS = (int, float, str, bool, type(None))
 _PLAIN = (bool, int, float, str)
 _STANDINS = (Remote, *HELD_TYPES)
@@ -90,6 +92,12 @@ class Codec:
         self.wrapped: dict[types.FunctionType, Remote] = {}
         self.displaced: dict[tuple[type, str], object] = {}  # (class, name) -> its descriptor
         self.module_had: dict[str, object] = {}  # my module's names before the peer set them
+        # arrays held in attributes of my objects, read by the peer, that it may write back
+        # into (numbered apart from handles: no request can name one), and the peer's such
+        # arrays read here during the request being served: number -> (array, snapshot)
+        self.lent_out: dict[int, object] = {}
+        self._lent_ids: dict[int, int] = {}
+        self.lent_in: dict[int, tuple] = {}
 
     # ---- mine, out ------------------------------------------------------------------------
 
@@ -185,6 +193,19 @@ class Codec:
             out["e"] = plain
         return out
 
+    def encode_lent(self, value) -> dict:
+        """An array an attribute of my object holds: its value, and the number under which
+        the peer may send back what it wrote into it during the call it serves."""
+        out = self.encode(value)
+        num = self._lent_ids.get(id(value))
+        if num is None:
+            if len(self.lent_out) >= MAX_HANDLES:
+                return out
+            num = self._lent_ids[id(value)] = len(self.lent_out) + 1
+            self.lent_out[num] = value
+        out["r"] = num
+        return out
+
     def encode_held(self, value) -> dict:
         """A list, dict or set an attribute holds: its value, and a handle for changing it."""
         out = self.encode(value)
@@ -232,10 +253,13 @@ class Codec:
             return unb64(v["B"])
         if "BA" in v:
             return bytearray(unb64(v["BA"]))
-        if "A" in v:
-            return decode_array(v["A"])
-        if "X" in v:
-            return decode_tensor(v["X"])
+        if "A" in v or "X" in v:
+            if "r" in v and not self.guarded and self._hid(v) in self.lent_in:
+                return self.lent_in[self._hid(v)][0]  # read again: the copy changed so far
+            a = decode_array(v["A"]) if "A" in v else decode_tensor(v["X"])
+            if "r" in v and not self.guarded and len(self.lent_in) < MAX_LENT:
+                self.lent_in[self._hid(v)] = (a, snapshot(a))
+            return a
         if "SM" in v or "CM" in v:
             fn = self.decode(v.get("SM", v.get("CM")), d)
             if not callable(fn):

@@ -10,8 +10,8 @@ from typing import Callable
 
 from ..wire import Channel, PeerGone, WireError
 from .codec import Codec, _awaited
-from .inplace import apply_back, containers, encode_back, snapshot
-from .operations import is_held, perform
+from .inplace import apply_back, changed, containers, encode_back, put_value, snapshot
+from .operations import is_held, is_lent, perform
 
 _PLAIN_ARG = (int, float, str, bool, type(None))
 
@@ -28,6 +28,7 @@ class Endpoint(Codec):
         self.calls = 0                           # requests sent and served (time_limit's overhead)
         self.visited: set = set()
         self.closed = False
+        self.serving = 0                         # requests being served, nested
         # what to do when the peer breaks the protocol or goes away: each side sets its own
         self.lost: Callable[[WireError], None] = _raise
         # set by the submission side: the module's attributes
@@ -62,6 +63,8 @@ class Endpoint(Codec):
             self.waiting.pop()
         if m.get("back"):
             apply_back(self, passed, m["back"])
+        if m.get("sync"):
+            self._sync(m["sync"])
         if "err" in m:
             raise self.decode_exc(m["err"])
         return self.decode(m.get("ok"))
@@ -98,6 +101,7 @@ class Endpoint(Codec):
             raise WireError("a request without a number")
         self.calls += 1
         passed: dict = {}
+        self.serving += 1
         try:
             target = self._target(m.get("self"))
             args = m.get("args") or []
@@ -116,6 +120,8 @@ class Endpoint(Codec):
             value = perform(self, op, target, args, kwargs)
             if op == "getattr" and not self.guarded and is_held(target, args[0], value):
                 reply = {"t": "res", "id": n, "ok": self.encode_held(value)}
+            elif op == "getattr" and self.guarded and is_lent(target, args[0], value):
+                reply = {"t": "res", "id": n, "ok": self.encode_lent(value)}
             else:
                 reply = {"t": "res", "id": n, "ok": self.encode(value)}
             back = [[key, len(found), changes] for key, found in passed.items()
@@ -128,7 +134,26 @@ class Endpoint(Codec):
             if isinstance(e, (KeyboardInterrupt,)) or type(e).__name__ == "JudgeTimeout":
                 raise
             reply = {"t": "res", "id": n, "err": self.encode_exc(e)}
+        finally:
+            self.serving -= 1
+        if self.lent_in and not self.serving:
+            # the outermost call ends: what it wrote into the tests' arrays goes back with it
+            sync = [[num, self.encode(a)] for num, (a, before) in self.lent_in.items()
+                    if changed(a, before)]
+            self.lent_in.clear()
+            if sync:
+                reply["sync"] = sync
         self.ch.send(reply)
+
+    def _sync(self, sync) -> None:
+        """The peer's writes into arrays of my objects' attributes it read (encode_lent)."""
+        if not isinstance(sync, list):
+            raise WireError("a malformed write-back")
+        for item in sync:
+            if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int
+                    and item[0] in self.lent_out):
+                raise WireError("a write-back into an array this side never lent")
+            put_value(self.lent_out[item[0]], self.decode(item[1]))
 
     def _target(self, hid):
         if hid is None:

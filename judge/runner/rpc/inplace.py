@@ -154,10 +154,10 @@ def _put(ep, found: list, k: int, new) -> None:
         orig.clear()
         orig.update(value)
     else:
-        _put_value(orig, ep.decode(new))
+        put_value(orig, ep.decode(new))
 
 
-def _put_value(orig, new) -> None:
+def put_value(orig, new) -> None:
     t = type(orig)
     if t is set or t is bytearray:
         if type(new) is not t:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import types
 
-from ..wire import WireError
+from ..wire import WireError, is_ndarray, is_tensor
 from .classes import set_on_class, set_on_module
 from .codec import MAX_TEXT, ProxyRefused
 from .remote import OPS
@@ -90,6 +90,17 @@ def is_held(target, name: str, value) -> bool:
     """A list, dict or set stored in the object's own attributes (not made by a property):
     the caller's changes to it are changes to the object."""
     if type(value) not in (list, dict, set):
+        return False
+    try:
+        return vars(target).get(name) is value
+    except TypeError:
+        return False
+
+
+def is_lent(target, name: str, value) -> bool:
+    """An array or tensor stored in the object's own attributes: the peer's in-place writes to
+    it (`o.a[:] = 1`) are writes to the object's."""
+    if not (is_ndarray(value) or is_tensor(value)):
         return False
     try:
         return vars(target).get(name) is value
