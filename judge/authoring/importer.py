@@ -271,6 +271,8 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
                     attribution: str | None = None, runtime: Path | None = None) -> ImportResult:
     """`runtime`: the handbook's runtime modules (`practice/runtime/`); by default the one beside
     the `practice/problems/` each path is in, when there is one."""
+    if runtime is not None and not is_plain_dir(Path(runtime)):
+        raise ValueError(f"--runtime {runtime}: not a folder (links are not followed)")
     bank = problems_root(bank).resolve()
     res = ImportResult()
     folders = []

@@ -87,6 +87,10 @@ def test_runtime_option_outside_a_clone_layout(tmp_path, capsys):
     assert _toml(folder / "problem.toml")["handbook"]["modules"] == ["checker", "fakesim"]
     assert (tmp_path / "bank" / "reference" / "fakesim.py").is_file()
 
+    assert judge_main(["import", str(loose), "--problems", str(problems), "--no-check",
+                       "--runtime", str(tmp_path / "nowhere")]) == 2
+    assert "--runtime" in capsys.readouterr().err
+
 
 def test_a_module_found_nowhere_refuses_the_problem(tmp_path):
     res = import_problems([CLONE / "problems" / "broken"], tmp_path / "problems")
