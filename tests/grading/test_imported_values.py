@@ -214,3 +214,20 @@ def test_a_write_back_into_an_array_never_lent_is_refused():
     for bad in ([[1, {"L": []}]], [[True, {"L": []}]], {"x": 1}):
         with pytest.raises(WireError):
             ep._sync(bad)
+
+
+def test_slices_and_torch_devices_and_dtypes_cross_by_value(served):
+    torch = pytest.importorskip("torch")
+    imp = served("import torch\nclass Seq:\n    def __getitem__(self, i):\n"
+                 "        if not isinstance(i, (int, slice)): raise TypeError(type(i).__name__)\n"
+                 "        return list(range(10))[i]\n"
+                 "def move(t, device, dtype): return t.to(device=device, dtype=dtype)\n"
+                 "def kinds(): return torch.device('cpu'), torch.float16\n")
+    assert imp("Seq")()[2:7:2] == [2, 4, 6] and imp("Seq")()[::-1][0] == 9
+    out = imp("move")(torch.ones(2), torch.device("cpu"), torch.float64)
+    assert out.dtype == torch.float64
+    assert imp("kinds")() == (torch.device("cpu"), torch.float16)
+    from judge.runner.rpc.stdvalues import decode_std
+    for bad in ({"SL": [1.5, None, None]}, {"TDT": "torch.nn"}, {"TDV": "nowhere"}):
+        with pytest.raises(WireError):
+            decode_std(bad)

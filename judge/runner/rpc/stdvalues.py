@@ -37,6 +37,13 @@ def encode_std(v, t: type):
         if type(v.tzinfo) not in _FIXED_TZ:  # a zone with rules is an object of its own
             return None
         return {"DT" if t is dt.datetime else "TM": v.isoformat()}
+    if t is slice:
+        parts = [v.start, v.stop, v.step]
+        if all(x is None or type(x) is int for x in parts):
+            return {"SL": parts}
+        return None
+    if t.__module__ == "torch" and t.__name__ in ("device", "dtype"):  # m.to(device)
+        return {"TDV" if t.__name__ == "device" else "TDT": str(v)}
     if isinstance(v, type):
         return _encode_class(v)
     return None
@@ -61,7 +68,7 @@ def _lookup(module: str, name: str):
     return obj if isinstance(obj, type) else None
 
 
-STD_TAGS = ("Q", "DEC", "TD", "DA", "DT", "TM", "Y")
+STD_TAGS = ("Q", "DEC", "TD", "DA", "DT", "TM", "Y", "SL", "TDV", "TDT")
 
 
 def decode_std(v: dict):
@@ -76,6 +83,13 @@ def decode_std(v: dict):
             if not all(type(x) is int for x in (days, secs, us)):
                 raise WireError("a malformed timedelta")
             return dt.timedelta(days=days, seconds=secs, microseconds=us)
+        if "SL" in v:
+            start, stop, step = v["SL"]
+            if not all(x is None or type(x) is int for x in (start, stop, step)):
+                raise WireError("a malformed slice")
+            return slice(start, stop, step)
+        if "TDV" in v or "TDT" in v:
+            return _torch_value(v)
         if "Y" in v:
             module, name = v["Y"]
             cls = _lookup(str(module), str(name)) if module in _CLASS_MODULES else None
@@ -93,5 +107,18 @@ def decode_std(v: dict):
         return (dt.datetime if tag == "DT" else dt.time).fromisoformat(text)
     except WireError:
         raise
-    except (TypeError, ValueError, ArithmeticError, OverflowError):
+    except (TypeError, ValueError, ArithmeticError, OverflowError, RuntimeError):
         raise WireError("a malformed standard-library value") from None
+
+
+def _torch_value(v: dict):
+    text = v.get("TDV", v.get("TDT"))
+    if not isinstance(text, str) or len(text) > MAX_TEXT:
+        raise WireError("a malformed torch device or dtype")
+    import torch
+    if "TDV" in v:
+        return torch.device(text)
+    dtype = getattr(torch, text[6:], None) if text.startswith("torch.") else None
+    if not isinstance(dtype, torch.dtype):
+        raise WireError("a torch dtype of no known name")
+    return dtype
