@@ -115,7 +115,8 @@ class Endpoint(Codec):
                     raise WireError("malformed keyword arguments")
                 kwargs[item[0]] = self.decode(item[1])
             passed = _passed(args, kwargs, self.handles)
-            snaps = {key: [snapshot(c) for c in found] for key, found in passed.items()}
+            snaps = {key: [snapshot(c) for c in found] for key, found in passed.items()} \
+                if passed else {}
             op = str(m.get("op"))
             value = perform(self, op, target, args, kwargs)
             if op == "getattr" and not self.guarded and is_held(target, args[0], value):
@@ -124,10 +125,11 @@ class Endpoint(Codec):
                 reply = {"t": "res", "id": n, "ok": self.encode_lent(value)}
             else:
                 reply = {"t": "res", "id": n, "ok": self.encode(value)}
-            back = [[key, len(found), changes] for key, found in passed.items()
-                    if (changes := encode_back(self, found, snaps[key]))]
-            if back:
-                reply["back"] = back
+            if passed:
+                back = [[key, len(found), changes] for key, found in passed.items()
+                        if (changes := encode_back(self, found, snaps[key]))]
+                if back:
+                    reply["back"] = back
         except WireError:
             raise
         except (Exception if self.guarded else BaseException) as e:  # noqa: BLE001
@@ -244,7 +246,9 @@ def _raise(exc: WireError) -> None:
 
 def _passed(args, kwargs, skip) -> dict:
     """Argument position or keyword -> its mutable containers (inplace.py), for those with any."""
-    out = {}
+    out: dict = {}
+    if not kwargs and all(type(a) in _PLAIN_ARG for a in args):
+        return out  # most requests: nothing to walk
     for i, a in enumerate(args):
         if type(a) not in _PLAIN_ARG and (found := containers(a, skip)):
             out[i] = found
