@@ -85,7 +85,7 @@ def test_full_sandbox_is_not_refused(full):
 
 def test_local_report_names_the_missing_layers(capsys):
     report = {"verdict": "AC", "score": 1.0, "tests": [
-        {"name": "public/test_a.py::test_x", "verdict": "AC", "time_s": 0.01}],
+        {"name": "public/test_a.py::test_x", "suite": "public", "verdict": "AC", "time_s": 0.01}],
         "provenance": {"missing_layers": ["private_fs", "seccomp"]}}
     con = Console("en")
     print_report(con, report)
