@@ -315,10 +315,10 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
                 raise Refused(f"slug {hp.slug!r} was already imported from {seen[hp.slug]} in "
                               "this run; the slug is the stable key, so it must be unique")
             seen[hp.slug] = hp.key
-            found = runtime_modules(rt)
-            modules = plan_modules(hp, found)
+            available = runtime_modules(rt)
+            modules = plan_modules(hp, available)
             for name in modules:  # before the problem, whose modules must resolve when read
-                note = install_runtime(bank.parent, name, found[name], source_url=source_url,
+                note = install_runtime(bank.parent, name, available[name], source_url=source_url,
                                        licence=LICENCE, licence_url=LICENCE_URL,
                                        attribution=attribution or ATTRIBUTION)
                 if note and note not in res.notes:
