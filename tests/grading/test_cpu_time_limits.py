@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -297,11 +298,12 @@ def test_the_childs_cpu_figure_is_kept_within_the_parents_bounds():
 
 
 def test_the_meter_counts_the_whole_tree_without_a_cgroup_too():
-    # a grandchild burns 0.5 s of CPU time while its parent, the process we hold, sleeps
+    # a grandchild burns 0.5 s of CPU time while its parent, the process we hold, sleeps; it
+    # stays alive after that, so the meter's last sample is not the one before it exited
     code = ("import os, time\nif os.fork() == 0:\n    t = time.process_time()\n"
-            "    while time.process_time() - t < 0.5:\n        pass\n    os._exit(0)\n"
+            "    while time.process_time() - t < 0.5:\n        pass\n    time.sleep(600)\n"
             "time.sleep(600)\n")
-    proc = subprocess.Popen([sys.executable, "-c", code])
+    proc = subprocess.Popen([sys.executable, "-c", code], start_new_session=True)
     try:
         meter = TreeMeter(proc.pid)   # no cgroup: /proc
         for _ in range(1200):         # up to a minute on a very busy host
@@ -311,7 +313,7 @@ def test_the_meter_counts_the_whole_tree_without_a_cgroup_too():
             time.sleep(0.05)
         assert u.cpu_s >= 0.5 and u.wait_s >= 0.0
     finally:
-        proc.kill()
+        os.killpg(proc.pid, signal.SIGKILL)  # the grandchild too
         proc.wait()
 
 
