@@ -57,8 +57,10 @@ _default = [False]
 
 
 def use_by_default() -> None:
-    """This process grades many files: warm unless JUDGE_WARM=0."""
-    _default[0] = True
+    """This process grades many files. Warm stays opt-in (JUDGE_WARM=1) for now: on a fresh
+    clone's CI one accepted file of 144 got WA warm and AC cold, once in two full runs, and the
+    cause is not found yet; a verdict that depends on the path is worse than a slower one."""
+    _default[0] = False
 
 
 def enabled() -> bool:
@@ -88,11 +90,21 @@ def spawner(problem, device: str):
         from judge.sandbox import run_sandboxed
 
         try:
-            return server.run(**kw)
+            res = server.run(**kw)
         except WarmUnavailable as exc:
             _fell_back()
             log.info("%s: cold run (%s)", problem.name, exc)
             return run_sandboxed(**kw)
+        if res.setup_error:
+            # The fork failed while it was being set up, before the submission's first byte ran
+            # (seen now and then as EBADF on a loaded host, cause not yet found): the run is
+            # done again cold, exactly as a cold run, and the zygote is retired.
+            log.warning("%s: warm fork setup failed (%s): run again cold, zygote replaced",
+                        problem.name, res.setup_error)
+            server.dead = True
+            _fell_back()
+            return run_sandboxed(**kw)
+        return res
     return spawn
 
 
