@@ -97,8 +97,8 @@ def spawner(problem, device: str):
             return run_sandboxed(**kw)
         if res.setup_error:
             # The fork failed while it was being set up, before the submission's first byte ran
-            # (seen now and then as EBADF on a loaded host, cause not yet found): the run is
-            # done again cold, exactly as a cold run, and the zygote is retired.
+            # (a mount refused, say): the run is done again cold, with the descriptors the
+            # fork server left open for it, and the zygote is retired.
             log.warning("%s: warm fork setup failed (%s): run again cold, zygote replaced",
                         problem.name, res.setup_error)
             server.dead = True

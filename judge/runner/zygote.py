@@ -170,6 +170,10 @@ def _pid1(req, fds, seccomp) -> int:
 def _become_run(req: dict, fds: dict[int, int], seccomp: bytes) -> None:
     import resource
 
+    # The descriptors first: the run's numbers are the host's (a busy host's results pipe may
+    # be fd 300), and under RLIMIT_NOFILE (256) dup2 to such a number fails with EBADF. A cold
+    # run inherits the same numbers before its limit is set; so does this one.
+    _place_fds(fds)
     for rid, (soft, hard) in req["rlimits"].items():
         resource.setrlimit(int(rid), (soft, hard))
     for cap in range(CAP_LAST + 1):  # not just the effective set: the bounding set too
@@ -182,10 +186,26 @@ def _become_run(req: dict, fds: dict[int, int], seccomp: bytes) -> None:
     buf = ctypes.create_string_buffer(seccomp, len(seccomp))
     prog = _SockFprog(len(seccomp) // 8, ctypes.cast(buf, ctypes.c_void_p))
     _ok(_libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0), "seccomp")
+    os.chdir(req["scratch"])
+    os.environ.clear()
+    os.environ.update(req["env"])
+    path = [p for p in req["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = path + [p for p in sys.path if p not in req["warm_paths"]]
+    importlib.invalidate_caches()
+
+
+def _place_fds(fds: dict[int, int]) -> None:
+    """/dev/null as stdin and the received descriptors under the numbers the run uses, every
+    other descriptor closed. Each one is first moved above every target, so that placing one
+    never overwrites another not yet placed (a received fd may carry a later target's number)."""
+    import fcntl
+
+    top = max([2, *fds]) + 1
+    moved = {target: fcntl.fcntl(fd, fcntl.F_DUPFD, top) for target, fd in fds.items()}
     null = os.open("/dev/null", os.O_RDONLY)
     os.dup2(null, 0)
     keep = {0, 1, 2}
-    for target, fd in fds.items():  # the received descriptors, under the numbers the run uses
+    for target, fd in moved.items():
         os.dup2(fd, target, inheritable=True)
         keep.add(target)
     for fd in _open_fds():
@@ -194,12 +214,6 @@ def _become_run(req: dict, fds: dict[int, int], seccomp: bytes) -> None:
                 os.close(fd)
             except OSError:
                 pass
-    os.chdir(req["scratch"])
-    os.environ.clear()
-    os.environ.update(req["env"])
-    path = [p for p in req["env"].get("PYTHONPATH", "").split(os.pathsep) if p]
-    sys.path[:] = path + [p for p in sys.path if p not in req["warm_paths"]]
-    importlib.invalidate_caches()
 
 
 def _open_fds() -> list[int]:

@@ -115,3 +115,52 @@ def test_without_bubblewrap_grading_is_cold(problem, cache, monkeypatch):  # noq
         r = grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
     assert str(r.verdict) == "AC" and "grader_path" not in r.provenance["sandbox_layers"]
     assert forkserver.warm_possible()[0]
+
+
+def _write_through(server, scratch, fd, **kw):
+    code = f"import os; os.write({fd}, b'through'); print('ran')"
+    got = bytearray()
+    r_end = kw.pop("r_end")
+    r = server.run([sys.executable, "-c", code], scratch=scratch, pass_fds=(fd,),
+                   readers={r_end: lambda b: got.extend(b)},
+                   limits=Limits(wall_s=30, cpu_s=30, scratch_mb=8, scratch_files=100), **kw)
+    return r, bytes(got)
+
+
+def test_a_descriptor_numbered_above_the_runs_open_files_limit_reaches_the_run(server, scratch):
+    """A busy host (a long test session, a server with many connections) hands its results
+    pipe over as, say, fd 300; the run's RLIMIT_NOFILE is 256. The fork places it before the
+    limit is set, as a cold run inherits it: it once failed its setup with EBADF instead."""
+    from judge.sandbox import child_pipe
+
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(Limits().open_files + 40)]
+    try:
+        r_end, w_end = child_pipe()
+        assert w_end > Limits().open_files
+        try:
+            r, got = _write_through(server, scratch, w_end, r_end=r_end)
+        finally:
+            os.close(r_end)
+    finally:
+        for fd in held:
+            os.close(fd)
+    assert r.setup_error is None and r.returncode == 0, (r.setup_error, r.stderr)
+    assert got == b"through" and r.stdout == b"ran\n" and r.layers["grader_path"] == "warm"
+    with pytest.raises(OSError):
+        os.fstat(w_end)  # closed, as run_sandboxed closes what it passed
+
+
+def test_a_fork_whose_setup_failed_leaves_the_descriptors_for_a_cold_run(server, scratch):
+    """Nothing of the command ran, so the caller runs it cold under the same numbers: the
+    descriptors it passed are still open (they used to be closed, and the cold run got EBADF
+    or, in a threaded host, another thread's descriptor under that number)."""
+    from judge.sandbox import child_pipe
+
+    r_end, w_end = child_pipe()
+    try:  # a name the fork cannot put in its environment: its setup fails, after the fds
+        r, got = _write_through(server, scratch, w_end, r_end=r_end, env={"NO=NAME": "1"})
+        assert r.setup_error and "warm-setup" in r.setup_error and got == b""
+        os.fstat(w_end)  # still open
+    finally:
+        os.close(r_end)
+        os.close(w_end)
