@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds what the web pages serve; run once after a clone and after front-end changes.
 #   web/static/dist/     the page scripts and stylesheet (esbuild bundle of web/frontend/src/)
-#   web/static/vendor/   Pyodide (from the npm package) and the wheels the page loads into it
+#   web/static/vendor/   Pyodide (from the npm package) and the wheels the page loads into it,
+#                        and a memory snapshot of the page's Python once pytest is imported
 # Needs the npm registry and PyPI (or their mirrors) the first time; nothing is fetched at run
 # time. Idempotent: npm ci reuses its cache, wheels already present with the right hash stay.
 set -euo pipefail
@@ -74,4 +75,8 @@ editor = [pick(n) for n in ("parso", "jedi")]
     {"pyodide_version": version, "wheels": runner, "editor_wheels": editor}, indent=1) + "\n")
 print(f"manifest: Pyodide {version}, {len(runner)} runner wheels, {len(editor)} editor wheels")
 PY
+
+echo "== the page's Python, set up as a first visit would, snapshotted -> web/static/vendor/snapshot/"
+# A first visit restores it instead of starting Python and importing pytest (issue 19).
+(cd "$front" && node node_modules/.kvp/make_snapshot.mjs "$vendor")
 echo "Front end built. Start the platform with: python -m web.cli serve"

@@ -46,9 +46,11 @@ DIST_FILES = ("problem.js", "submission.js", "worker.js", "app.css")
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
                  "pyodide-lock.json")
 # Already compressed, or streamed: never through GZip (the wasm alone costs ~0.8 s CPU a time).
-NO_GZIP_SUFFIXES = (".wasm", ".zip", ".whl", ".png", ".jpg", ".gz", "/events")
+NO_GZIP_SUFFIXES = (".wasm", ".zip", ".whl", ".png", ".jpg", ".gz", ".memory", ".files", "/events")
 # Files the build also writes gzipped (name + ".gz"): sent as they are to browsers accepting gzip.
-PRECOMPRESSED = {".wasm": b"application/wasm", ".mjs": b"text/javascript; charset=utf-8"}
+PRECOMPRESSED = {".wasm": b"application/wasm", ".mjs": b"text/javascript; charset=utf-8",
+                 # the build's snapshot of the page's Python (web/frontend/src/make_snapshot.js)
+                 ".memory": b"application/octet-stream", ".files": b"application/octet-stream"}
 
 
 @dataclass

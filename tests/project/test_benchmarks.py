@@ -22,7 +22,10 @@ QUICK = {
     "tiered_bandwidth.py": ([], ["direction", "plain GB/s", "pool GB/s"]),
     "grading_latency.py": (["--parts", "grade"], ["measure", "path", "x bare"]),
     "load.py": ([], ["mode", "graded", "per min", "mismatch"]),
+    "page_start.py": ([], ["start", "source", "ready from navigation", "ready in worker"]),
 }
+# Benchmarks that drive a browser: skipped where it is missing, as the browser tests are.
+NEEDS = {"page_start.py": Path("/usr/bin/chromium")}
 
 
 def test_every_benchmark_has_a_quick_run_here():
@@ -42,6 +45,8 @@ def _header_and_rule(out: str, words: list[str]) -> bool:
 @pytest.mark.parametrize("script", sorted(QUICK))
 def test_benchmark_runs_quickly_and_prints_its_table(script):
     extra, words = QUICK[script]
+    if script in NEEDS and not NEEDS[script].exists():
+        pytest.skip(f"{NEEDS[script]} is missing")
     env = dict(os.environ, PYTHONPATH=str(REPO))
     proc = subprocess.run([sys.executable, str(BENCH / script), "--quick", *extra], cwd=REPO,
                           env=env, capture_output=True, text=True, timeout=900)

@@ -37,3 +37,17 @@ await esbuild.build({
   legalComments: "none",
   logLevel: "info",
 });
+
+// The build's Python snapshot is made under node by the same setup code the worker runs
+// (src/make_snapshot.js, run by build_frontend.sh once Pyodide and the wheels are in place).
+await esbuild.build({
+  entryPoints: ["src/make_snapshot.js"],
+  outfile: "node_modules/.kvp/make_snapshot.mjs",
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: ["node18"],
+  plugins: [pageFiles],
+  legalComments: "none",
+  logLevel: "warning",
+});
