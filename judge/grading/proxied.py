@@ -121,6 +121,8 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
     s2t_r, s2t_w = _pipe()
     ctl_r, t2g_w = _pipe()
     g2t_r, ctl_w = _pipe()
+    st2s_r, st2s_w = _pipe()    # the tests' other threads (judge/runner/rpc/streams.py)
+    ss2t_r, ss2t_w = _pipe()
     box = dict(wall_s=suite_wall_net(lim), cpu_s=lim.cpu_s, memory_mb=lim.memory_mb,
                processes=64, file_size_mb=64, open_files=256,
                output_bytes=lim.output_kb * 1024, scratch_mb=SCRATCH_MB,
@@ -142,14 +144,15 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
         try:
             sub_result["res"] = run_sandboxed(
                 argv=[sys.executable, "-P", "-s", "-m", "judge_runner.serve",
-                      "--in-fd", str(t2s_r), "--out-fd", str(s2t_w), "--module", problem.module,
+                      "--in-fd", str(t2s_r), "--out-fd", str(s2t_w),
+                      "--streams-fds", f"{st2s_r},{ss2t_w}", "--module", problem.module,
                       "--submission", str(submission)],
                 ro_binds=[(str(p), str(p)) for p in (view.handbook, view.runner_parent,
                                                      submission.parent)],
                 scratch=str(sub_scratch),
                 env=child_env(problem, view, submission.parent, device),
                 limits=Limits(**box), device=device, monitor=sub_monitor,
-                pass_fds=(t2s_r, s2t_w))
+                pass_fds=(t2s_r, s2t_w, st2s_r, ss2t_w))
         except Exception as exc:  # the sandbox itself failed: the judge's fault
             sub_result["error"] = f"{type(exc).__name__}: {exc}"
         finally:
@@ -164,7 +167,8 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
 
     argv = [sys.executable, "-P", "-s", "-m", "judge_runner",
             "--results-fd", str(results_w), "--module", problem.module,
-            "--submission", str(submission), "--proxy", f"{s2t_r},{t2s_w},{g2t_r},{t2g_w}",
+            "--submission", str(submission),
+            "--proxy", f"{s2t_r},{t2s_w},{g2t_r},{t2g_w},{ss2t_r},{st2s_w}",
             "--suite-dir", str(suite_dir), "--limits", str(conf / "limits.json"),
             "--default-limit", f"{limits.default_s:.3f}",
             "--import-limit", f"{limits.import_s:.3f}", *targets]
@@ -209,7 +213,7 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
                             scratch=str(scratch),
                             env=child_env(problem, view, view.handbook, device),
                             limits=Limits(**box), device=device, monitor=monitor,
-                            pass_fds=(results_w, s2t_r, t2s_w, g2t_r, t2g_w),
+                            pass_fds=(results_w, s2t_r, t2s_w, g2t_r, t2g_w, ss2t_r, st2s_w),
                             readers={results_r: take})
     except Exception as exc:
         out.sandbox_error = f"{type(exc).__name__}: {exc}"

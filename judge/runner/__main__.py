@@ -47,8 +47,9 @@ def parse_args(argv):
     p.add_argument("--limits")
     p.add_argument("--default-limit", type=float, default=60.0)
     p.add_argument("--import-limit", type=float, default=60.0)
-    p.add_argument("--proxy", help="IN,OUT,CTLIN,CTLOUT: the module is the submission's, in "
-                                   "another process (imported problems, trusted.py)")
+    p.add_argument("--proxy", help="IN,OUT,CTLIN,CTLOUT[,SIN,SOUT]: the module is the "
+                                   "submission's, in another process (imported problems, "
+                                   "trusted.py; SIN,SOUT: the tests' other threads)")
     p.add_argument("--run-mode", action="store_true",
                    help="only test_example* (the first test when there is none)")
     p.add_argument("targets", nargs="+")

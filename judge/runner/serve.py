@@ -1,12 +1,14 @@
 """The submission's side of an imported problem's grading (docs/IMPORTED_GRADING.md), inside
 the sandbox:
 
-    python -P -s -m judge_runner.serve --in-fd A --out-fd B --module solution \
-        --submission /view/sub/solution.py
+    python -P -s -m judge_runner.serve --in-fd A --out-fd B [--streams-fds C,D] \
+        --module solution --submission /view/sub/solution.py
 
 It imports the student's module and answers the trusted test process's requests (rpc.py) on an
-event loop until that process goes away. It decides nothing: the first message says whether the
-module imported (with the error when it did not), the rest are values and handles.
+event loop until that process goes away; the requests of the tests' other threads come on the
+second channel (`--streams-fds`), each stream served on a thread of its own (rpc/streams.py).
+It decides nothing: the first message says whether the module imported (with the error when it
+did not), the rest are values and handles.
 """
 
 from __future__ import annotations
@@ -16,18 +18,23 @@ import asyncio
 import importlib
 import os
 import sys
+import threading
 
 from .errors import describe_import_error
 from .rpc import Endpoint
 from .wire import Channel, WireError
 
 MAX_ERROR_TEXT = 4000
+# workers for the tests' threads: each is a thread here, and threads count against the sandbox's
+# cap on processes (64)
+MAX_STREAMS = 32
 
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(prog="judge_runner.serve")
     p.add_argument("--in-fd", type=int, required=True)
     p.add_argument("--out-fd", type=int, required=True)
+    p.add_argument("--streams-fds", default=None, help="IN,OUT of the streams' channel")
     p.add_argument("--module", required=True)
     p.add_argument("--submission", required=True)
     args = p.parse_args(argv)
@@ -47,9 +54,16 @@ def main(argv=None) -> int:
     ch.send({"t": "hello"})
 
     def lost(exc: WireError) -> None:
-        loop.stop()
+        if threading.get_ident() == ep.main_thread:
+            loop.stop()
+        else:  # a stream's reader or worker
+            loop.call_soon_threadsafe(loop.stop)
 
     ep.lost = lost
+    if args.streams_fds:
+        s_in, s_out = (int(x) for x in args.streams_fds.split(","))
+        ep.open_streams(Channel(s_in, s_out), MAX_STREAMS)
+        ep.streams.start()
     loop.add_reader(ch.fd_in, ep.on_readable)
     loop.run_forever()
     return 0

@@ -20,6 +20,7 @@ EXIT_PEER_GONE = 75
 MAX_CALL_OVERHEAD_S = 30e-6   # a submission that burns CPU while it is measured gains at most this
 CALIBRATION_CALLS = 300
 CALIBRATION_ROUNDS = 5
+MAX_STREAMS = 32              # the tests' threads calling the submission at once (serve.py's cap)
 
 
 class _Link:
@@ -52,8 +53,9 @@ class SolutionModule(types.ModuleType):
 
 
 def connect(fds: str, module: str, loop) -> dict | None:
-    """fds "IN,OUT,CTLIN,CTLOUT". Returns None, or the import error the submission reported."""
-    fd_in, fd_out, ctl_in, ctl_out = (int(x) for x in fds.split(","))
+    """fds "IN,OUT,CTLIN,CTLOUT[,SIN,SOUT]" (the last two: the channel of the tests' other
+    threads, rpc/streams.py). Returns None, or the import error the submission reported."""
+    fd_in, fd_out, ctl_in, ctl_out, *streams = (int(x) for x in fds.split(","))
     ch = Channel(fd_in, fd_out)
     hello = ch.recv()
     if hello.get("t") != "hello":
@@ -64,6 +66,8 @@ def connect(fds: str, module: str, loop) -> dict | None:
                 for k, v in err.items() if k in ("exc_type", "message", "line", "traceback")}
     ep = Endpoint(ch, guarded=True, loop=loop)
     ep.lost = _gone
+    if len(streams) == 2:
+        ep.open_streams(Channel(*streams), MAX_STREAMS)
     L.ep, L.ctl_in, L.ctl_out = ep, ctl_in, ctl_out
     sys.modules[module] = SolutionModule(module)
     loop.add_reader(ch.fd_in, ep.on_readable)

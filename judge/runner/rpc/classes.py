@@ -66,6 +66,8 @@ def set_on_class(ep, cls: type, name: str, value) -> None:
     for), so putting that back (`orig = C.m; ...; C.m = orig`, monkeypatch's undo) restores the
     descriptor the class held rather than a function that would now bind."""
     key = (cls, name)
+    if key not in ep.class_had:
+        ep.class_had[key] = vars(cls).get(name, _MISSING)
     if key not in ep.displaced:
         raw = vars(cls).get(name, _MISSING)
         if isinstance(raw, (staticmethod, classmethod)):
@@ -76,3 +78,16 @@ def set_on_class(ep, cls: type, name: str, value) -> None:
     elif isinstance(value, Remote) and value._ep is ep and "f" in value._kinds:
         value = as_method(ep, value)
     setattr(cls, name, value)
+
+
+def del_on_class(ep, cls: type, name: str) -> None:
+    """`delattr(cls, name)` from the tests' side. A class of the submission is a stand-in type
+    there (peertypes.py) whose own `__dict__` is not the class's, so monkeypatch's undo of a
+    `setattr` deletes what it set rather than putting back the original it never saw: a name
+    the class had before the tests first set it is restored by that delete, not removed (as
+    `set_on_module` does for the module)."""
+    had = ep.class_had.pop((cls, name), None)
+    if had is not None and had is not _MISSING:
+        setattr(cls, name, had)
+    else:
+        delattr(cls, name)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import collections.abc
 import enum
+import threading
 import types
 import weakref
 
@@ -25,6 +26,7 @@ from ..wire import (
 )
 from .classes import as_method
 from .inplace import snapshot
+from .peertypes import RemoteClass, class_info, make_class, typed_class
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 from .stdvalues import STD_TAGS, decode_std, encode_std
 
@@ -33,6 +35,8 @@ MAX_TEXT = 4000
 MAX_TYPES = 10_000
 MAX_METHODS = 200
 MAX_LENT = 10_000
+MAX_GROUP_DEPTH = 16     # exception groups inside groups
+MAX_GROUP_ITEMS = 1000   # members of one group
 _SCALARS = (int, float, str, bool, type(None))
 _PLAIN = (bool, int, float, str)
 _STANDINS = (Remote, *HELD_TYPES)
@@ -87,10 +91,16 @@ class Codec:
         self._mirror_of: dict[type, int] = {}
         self.type_ids: dict[type, int] = {}      # my classes whose methods the peer was told
         self.peer_types: dict[int, frozenset] = {}
+        # the peer's classes as local stand-in types (peertypes.py): handle -> type, and the
+        # class of the peer's instances by class number; my classes whose account was sent
+        self.peer_classes: dict[int, type] = {}
+        self.peer_type_class: dict[int, type] = {}
+        self.classes_told: set[int] = set()
         # functions installed on my classes for the peer's (classes.py), both ways
         self.methods: dict[int, types.FunctionType] = {}
         self.wrapped: dict[types.FunctionType, Remote] = {}
         self.displaced: dict[tuple[type, str], object] = {}  # (class, name) -> its descriptor
+        self.class_had: dict[tuple[type, str], object] = {}  # what it held before a set
         self.module_had: dict[str, object] = {}  # my module's names before the peer set them
         # arrays held in attributes of my objects, read by the peer, that it may write back
         # into (numbered apart from handles: no request can name one), and the peer's such
@@ -98,6 +108,11 @@ class Codec:
         self.lent_out: dict[int, object] = {}
         self._lent_ids: dict[int, int] = {}
         self.lent_in: dict[int, tuple] = {}
+        # handle -> (qualified name, docstring) of a function or class of the peer's (metadata.py)
+        self.meta: dict[int, tuple] = {}
+        # the trusted side's threads are served concurrently (endpoint.py): a handle's number
+        # must be given once
+        self.export_lock = threading.Lock()
 
     # ---- mine, out ------------------------------------------------------------------------
 
@@ -105,10 +120,13 @@ class Codec:
         key = id(obj)
         hid = self.handles.get(key)
         if hid is None:
-            if len(self.objects) >= MAX_HANDLES:
-                raise WireError("too many objects handed over")
-            hid = len(self.objects) + 1
-            self.objects[hid], self.handles[key] = obj, hid
+            with self.export_lock:
+                hid = self.handles.get(key)
+                if hid is None:
+                    if len(self.objects) >= MAX_HANDLES:
+                        raise WireError("too many objects handed over")
+                    hid = len(self.objects) + 1
+                    self.objects[hid], self.handles[key] = obj, hid
         return hid
 
     def encode(self, v, depth: int = 0):
@@ -123,6 +141,8 @@ class Codec:
             return {"H": v._hid}  # the peer's own object goes back as itself
         if isinstance(v, type) and v in self._mirror_of:
             return {"H": self._mirror_of[v]}
+        if t is RemoteClass and v.__dict__.get("_rc_ep") is self:
+            return {"H": v._rc_hid}  # the peer's own class
         d = depth + 1
         if t is list or t is tuple:
             tag = "L" if t is list else "T"
@@ -140,7 +160,13 @@ class Codec:
         if is_numpy_scalar(v):
             return self.encode(v.item(), d)
         if is_tensor(v):
-            return {"X": encode_tensor(v)}
+            out = {"X": encode_tensor(v)}
+            if self.guarded and type(v).__name__ == "Parameter":
+                # a model's parameter, however reached (`m.parameters()`, `named_parameters()`):
+                # what the submission sets on it (`p.requires_grad_(False)`, values) is set on
+                # the model's, as reading it as an attribute allows (encode_lent)
+                self._lend(v, out)
+            return out
         if isinstance(v, types.ModuleType) and self.guarded:
             raise ProxyRefused("a module of the tests cannot be handed to the submission")
         if isinstance(v, enum.Enum):
@@ -168,8 +194,19 @@ class Codec:
         if coroutine:
             kinds += "o"
         out = {"R": self.export(v), "k": kinds, "n": _name(v)}
+        if self.guarded and isinstance(v, (type, types.FunctionType)):
+            # what `functools.wraps` copies from a function of the tests' handed over; the
+            # peer never asks a dunder of this side (metadata.py)
+            out["q"] = str(getattr(v, "__qualname__", ""))[:200]
+            doc = v.__doc__ if isinstance(v.__doc__, str) else None
+            if doc is not None:
+                out["d"] = doc[:MAX_TEXT]
         if isinstance(v, type) and issubclass(v, BaseException):
             out["x"] = _builtin_base(v).__name__
+        elif not self.guarded and typed_class(v):
+            if out["R"] not in self.classes_told:  # the first time: what the type is
+                self.classes_told.add(out["R"])
+                out["t"] = class_info(self, v)
         elif not self.guarded and not isinstance(v, (type, types.FunctionType,
                                                      types.ModuleType)):
             self._tell_methods(type(v), out)
@@ -182,6 +219,8 @@ class Codec:
                 return
             tid = self.type_ids[cls] = len(self.type_ids) + 1
             out["ym"] = _methods(cls)
+            if typed_class(cls):
+                out["yc"] = self.encode(cls)
         out["y"] = tid
 
     def _encode_member(self, v: enum.Enum) -> dict:
@@ -197,14 +236,17 @@ class Codec:
         """An array an attribute of my object holds: its value, and the number under which
         the peer may send back what it wrote into it during the call it serves."""
         out = self.encode(value)
+        self._lend(value, out)
+        return out
+
+    def _lend(self, value, out: dict) -> None:
         num = self._lent_ids.get(id(value))
         if num is None:
             if len(self.lent_out) >= MAX_HANDLES:
-                return out
+                return
             num = self._lent_ids[id(value)] = len(self.lent_out) + 1
             self.lent_out[num] = value
         out["r"] = num
-        return out
 
     def encode_held(self, value) -> dict:
         """A list, dict or set an attribute holds: its value, and a handle for changing it."""
@@ -309,13 +351,24 @@ class Codec:
                 self._count()
                 m = self.members[hid] = enum_value(self, hid, v["e"], str(v.get("n"))[:100])
             return m
+        if hid in self.peer_classes:
+            return self.peer_classes[hid]
+        if "t" in v and self.guarded and len(self.peer_classes) < MAX_TYPES:
+            # (the tests' classes stay handles over there; past the cap, so do the peer's)
+            return self._peer_class(hid, v)
         r = self.remotes.get(hid)
         if r is None:
             self._count()
             kinds = v.get("k") if isinstance(v.get("k"), str) else ""
             name = v.get("n") if isinstance(v.get("n"), str) else "object"
-            r = Remote._make(self, hid, kinds[:4], name[:100], self._peer_methods(v))
+            methods = self._peer_methods(v)
+            typ = self.peer_type_class.get(v["y"]) if "y" in v else None
+            r = Remote._make(self, hid, kinds[:4], name[:100], methods, typ)
             self.remotes[hid] = r
+            if "q" in v and not self.guarded and isinstance(v["q"], str) and \
+                    len(self.meta) < MAX_HANDLES:
+                doc = v.get("d")
+                self.meta[hid] = (v["q"][:200], doc[:MAX_TEXT] if isinstance(doc, str) else None)
         if "o" in r._kinds:  # a real coroutine here too: create_task and asyncio.run take it
             return _awaited(r)
         return r
@@ -334,7 +387,17 @@ class Codec:
                             for n in names):
                 raise WireError("a malformed list of methods")
             self.peer_types[tid] = frozenset(names)
+            if "yc" in v:
+                cls = self.decode(v["yc"])
+                if type(cls) is RemoteClass:
+                    self.peer_type_class[tid] = cls
         return self.peer_types.get(tid, frozenset())
+
+    def _peer_class(self, hid: int, v: dict) -> type:
+        self._count()
+        name = v.get("n") if isinstance(v.get("n"), str) else "Object"
+        cls = self.peer_classes[hid] = make_class(self, hid, name[:100], v.get("t"))
+        return cls
 
     def _mirror(self, hid: int, v: dict) -> type:
         """A real local exception class for one of the peer's: `except`, `raises` and
@@ -352,25 +415,34 @@ class Codec:
 
     # ---- exceptions ---------------------------------------------------------------------
 
-    def encode_exc(self, e: BaseException) -> dict:
+    def encode_exc(self, e: BaseException, depth: int = 0) -> dict:
         cls = type(e)
         base = _builtin_base(cls)
+        group = isinstance(e, BaseExceptionGroup) and depth < MAX_GROUP_DEPTH
         try:
-            text = str(e)
+            text = str(e.message if group else e)  # a group's str() appends its count
         except Exception:
             text = f"<{cls.__name__}>"
         out: dict[str, object] = {"n": cls.__name__[:100], "b": base.__name__,
                                   "m": text[:MAX_TEXT]}
+        if group:  # `except*` and `eg.exceptions` on the other side: its members cross too
+            out["g"] = [self.encode_exc(x, depth + 1) for x in e.exceptions[:MAX_GROUP_ITEMS]]
         if base is not cls and cls not in self._mirror_of:
             out["c"] = self.encode(cls)
         elif cls in self._mirror_of:
             out["c"] = {"H": self._mirror_of[cls]}
         return out
 
-    def decode_exc(self, d) -> BaseException:
+    def decode_exc(self, d, depth: int = 0) -> BaseException:
         if not isinstance(d, dict):
             raise WireError("a malformed exception")
         msg = str(d.get("m", ""))[:MAX_TEXT]
+        subs = None
+        if "g" in d:
+            if not isinstance(d["g"], list) or len(d["g"]) > MAX_GROUP_ITEMS or \
+                    depth >= MAX_GROUP_DEPTH:
+                raise WireError("a malformed exception group")
+            subs = [self.decode_exc(x, depth + 1) for x in d["g"]]
         cls = None
         if "c" in d:
             c = self.decode(d["c"])
@@ -382,6 +454,8 @@ class Codec:
         if cls is None:  # SystemExit, KeyboardInterrupt...: never re-raised as themselves
             return RuntimeError(f"{d.get('n', 'BaseException')}: {msg}")
         try:
+            if subs is not None and issubclass(cls, BaseExceptionGroup):
+                return cls(msg, subs)
             return cls(msg)
         except Exception:
             return RuntimeError(f"{d.get('n')}: {msg}")

@@ -1,17 +1,26 @@
 """One side of the call proxy over one Channel: requests and their answers, the peer's nested
-requests served while an answer is awaited, and `await` across both event loops."""
+requests served while an answer is awaited, and `await` across both event loops.
+
+The trusted side's main thread talks over the first channel, one request at a time, nested on
+one stack, exactly as before (the fast path). Its other threads (a test's producers and
+consumers) each get a stream of their own on a second channel (streams.py): their requests carry
+the stream's number, the submission side serves each stream on a thread of its own, and a
+nested request (the submission calling back a function of the test) travels on the stream of
+the call it is nested in, so it is served by the thread that waits for that call."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import itertools
+import threading
 from typing import Callable
 
 from ..wire import Channel, PeerGone, WireError
 from .codec import Codec, _awaited
 from .inplace import apply_back, changed, containers, encode_back, put_value, snapshot
 from .operations import is_held, is_lent, perform
+from .streams import Streams
 
 _PLAIN_ARG = (int, float, str, bool, type(None))
 
@@ -34,6 +43,15 @@ class Endpoint(Codec):
         # set by the submission side: the module's attributes
         self.root_getattr: Callable[[str], object] | None = None
         self.root: object | None = None  # the submission side's module, for the tests to set
+        # the stream of the thread running (None: the main thread, on the first channel)
+        self.tl = threading.local()
+        self.main_thread = threading.get_ident()
+        self.streams: Streams | None = None      # set by `open_streams`
+
+    def open_streams(self, channel: Channel, cap: int) -> None:
+        """The second channel: one stream per thread of the trusted side other than its main
+        one (see streams.py)."""
+        self.streams = Streams(self, channel, cap)
 
     # ---- requests -----------------------------------------------------------------------
 
@@ -49,18 +67,25 @@ class Endpoint(Codec):
         # walked once the value is known to encode (a cycle fails there, not here)
         passed = _passed(args, kwargs, None)
         self.calls += 1
-        self.ch.send(msg)
-        self.waiting.append(n)
-        try:
-            while True:
-                m = self.ch.recv()
-                if m.get("t") == "res":
-                    if m.get("id") != n:
-                        raise WireError("an answer to a question not asked")
-                    break
-                self.dispatch(m)
-        finally:
-            self.waiting.pop()
+        stream = getattr(self.tl, "s", None)
+        if stream is None and self.streams is not None and \
+                threading.get_ident() != self.main_thread:
+            stream = self.streams.mine()
+        if stream is not None:
+            m = self.streams.request(stream, n, msg)
+        else:
+            self.ch.send(msg)
+            self.waiting.append(n)
+            try:
+                while True:
+                    m = self.ch.recv()
+                    if m.get("t") == "res":
+                        if m.get("id") != n:
+                            raise WireError("an answer to a question not asked")
+                        break
+                    self.dispatch(m)
+            finally:
+                self.waiting.pop()
         if m.get("back"):
             apply_back(self, passed, m["back"])
         if m.get("sync"):
@@ -145,7 +170,11 @@ class Endpoint(Codec):
             self.lent_in.clear()
             if sync:
                 reply["sync"] = sync
-        self.ch.send(reply)
+        stream = getattr(self.tl, "s", None)
+        if stream is None:
+            self.ch.send(reply)
+        else:
+            self.streams.send(stream, reply)
 
     def _sync(self, sync) -> None:
         """The peer's writes into arrays of my objects' attributes it read (encode_lent)."""

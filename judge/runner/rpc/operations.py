@@ -6,10 +6,12 @@ from __future__ import annotations
 import types
 
 from ..wire import WireError, is_ndarray, is_tensor
-from .classes import set_on_class, set_on_module
+from .classes import del_on_class, set_on_class, set_on_module
 from .codec import MAX_TEXT, ProxyRefused
+from .metadata import signature_of
 from .remote import OPS
 
+MAX_NAMES = 10_000
 _FIXED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
 
 
@@ -41,6 +43,11 @@ def perform(ep, op: str, target, args, kwargs):
         if ep.guarded:
             raise ProxyRefused("the tests' modules cannot be imported from here")
         return ep.root_getattr(*args)
+    if op == "namespace":  # the submission side only: `vars(solution)` of the tests' stand-in
+        if ep.guarded or ep.root is None:
+            raise ProxyRefused("the tests' modules cannot be listed from here")
+        return {n: v for n, v in list(vars(ep.root).items())[:MAX_NAMES]
+                if isinstance(n, str) and not n.startswith("_")}
     if op in ("rootset", "rootdel"):  # the tests set a name of the student's module
         if ep.guarded or ep.root is None:
             raise ProxyRefused("the tests' modules cannot be changed from here")
@@ -56,9 +63,17 @@ def perform(ep, op: str, target, args, kwargs):
             return set_on_class(ep, target, _name(ep, op, target, args), args[1])
         return setattr(target, _name(ep, op, target, args), args[1])
     if op == "delattr":
+        if not ep.guarded and isinstance(target, type):
+            return del_on_class(ep, target, _name(ep, op, target, args))
         return delattr(target, _name(ep, op, target, args))
     if op == "call":
         return target(*args, **kwargs)
+    if op == "signature":  # inspect.signature(f) of the submission's f, by the tests (metadata.py)
+        if ep.guarded:
+            raise ProxyRefused("the tests' functions' signatures are not available")
+        return signature_of(target)
+    if op in _ATTRIBUTE_DICT:
+        return _attribute_dict(ep, op, target, args)
     if op == "iter":
         return iter(target)
     if op == "next":
@@ -84,6 +99,38 @@ def perform(ep, op: str, target, args, kwargs):
     if op in OPS:
         return getattr(target, op)(*args)
     raise WireError(f"an operation of no known kind {op[:20]!r}")
+
+
+_ATTRIBUTE_DICT = frozenset({"vget", "vset", "vdel", "vkeys"})
+
+
+def _attribute_dict(ep, op: str, target, args):
+    """`obj.__dict__` read or changed from the other side (peertypes.AttributeDict). The
+    guarded side answers for a plain object only, and only its public keys: what `getattr`
+    and `setattr` of public names would reach, without the object's descriptors."""
+    if ep.guarded and isinstance(target, _FIXED):
+        raise ProxyRefused("the attributes of the tests' functions and classes are not "
+                           "available to the submission")
+    try:
+        own = vars(target)
+    except TypeError:
+        raise AttributeError(f"{type(target).__name__!r} object has no attribute "
+                             "'__dict__'") from None
+    if op == "vkeys":
+        return [k for k in own if isinstance(k, str) and not (ep.guarded and k.startswith("_"))]
+    key = args[0] if args else None
+    if not isinstance(key, str):
+        raise WireError("an attribute without a name")
+    if ep.guarded and key.startswith("_"):
+        raise ProxyRefused(f"attribute {key!r} of the tests' objects is not available to the "
+                           "submission")
+    if op == "vget":
+        return own[key]
+    if op == "vset":
+        own[key] = args[1]
+        return None
+    del own[key]
+    return None
 
 
 def is_held(target, name: str, value) -> bool:

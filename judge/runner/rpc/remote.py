@@ -6,6 +6,9 @@ a TypeError)."""
 
 from __future__ import annotations
 
+from .metadata import dunder
+from .metadata import install as install_metadata
+
 UNARY = {"__neg__", "__pos__", "__abs__", "__invert__", "__float__", "__int__", "__index__",
          "__round__", "__reversed__", "__enter__"}
 BINARY = {f"__{p}{n}__" for n in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow",
@@ -31,8 +34,9 @@ class Remote:
     __slots__ = ("_ep", "_hid", "_kinds", "_name", "_methods", "__weakref__")
 
     @classmethod
-    def _make(cls, ep, hid, kinds, name, methods=frozenset()):
-        r = object.__new__(_Callable if "c" in kinds else cls)
+    def _make(cls, ep, hid, kinds, name, methods=frozenset(), typ=None):
+        # typ: the stand-in type of the object's class (peertypes.py), when the peer told it
+        r = object.__new__(typ if typ is not None else _Callable if "c" in kinds else cls)
         object.__setattr__(r, "_ep", ep)
         object.__setattr__(r, "_hid", hid)
         object.__setattr__(r, "_kinds", kinds)
@@ -42,7 +46,7 @@ class Remote:
 
     def __getattr__(self, name):
         if name.startswith("__") and name.endswith("__"):
-            raise AttributeError(name)
+            return dunder(self, name)  # metadata.py: which dunders, which side
         if name in self._methods:
             # a method of the object's class: called, it is one request, not a read and a call
             return Method(self, name)
@@ -50,6 +54,16 @@ class Remote:
 
     def __setattr__(self, name, value):
         self._ep.request("setattr", self._hid, name, value)
+
+    @property
+    def __dict__(self):
+        # the object's own attributes, by request (a descriptor's `instance.__dict__[k] = v`)
+        from .peertypes import AttributeDict
+        if not self._ep.guarded and self._hid in self._ep.meta:
+            # a function or class of the tests', whose attributes that side refuses:
+            # missing, as `functools.wraps(test_function)` expects (metadata.py)
+            raise AttributeError("__dict__")
+        return AttributeDict(self)
 
     def __delattr__(self, name):
         self._ep.request("delattr", self._hid, name)
@@ -114,6 +128,9 @@ class _Callable(Remote):
 
     def __call__(self, *args, **kwargs):
         return self._ep.request("call", self._hid, *args, **kwargs)
+
+
+install_metadata(Remote, _Callable)
 
 
 class Method:

@@ -25,6 +25,8 @@ _FIXED_TZ = (type(None), dt.timezone)
 
 def encode_std(v, t: type):
     """The tagged value of `v`, or None when it is not one of these."""
+    if v is NotImplemented or v is Ellipsis:  # `a.__add__(1)` is NotImplemented here too
+        return {"K": "NotImplemented" if v is NotImplemented else "Ellipsis"}
     if t is fractions.Fraction:
         return {"Q": [v.numerator, v.denominator]}
     if t is decimal.Decimal:
@@ -68,11 +70,15 @@ def _lookup(module: str, name: str):
     return obj if isinstance(obj, type) else None
 
 
-STD_TAGS = ("Q", "DEC", "TD", "DA", "DT", "TM", "Y", "SL", "TDV", "TDT")
+STD_TAGS = ("K", "Q", "DEC", "TD", "DA", "DT", "TM", "Y", "SL", "TDV", "TDT")
 
 
 def decode_std(v: dict):
     try:
+        if "K" in v:
+            if v["K"] not in ("NotImplemented", "Ellipsis"):
+                raise WireError("a singleton of no known name")
+            return NotImplemented if v["K"] == "NotImplemented" else Ellipsis
         if "Q" in v:
             n, d = v["Q"]
             if type(n) is not int or type(d) is not int or d <= 0:

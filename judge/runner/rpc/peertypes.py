@@ -1,0 +1,231 @@
+"""The submission's classes as real types on the trusted side (docs/IMPORTED_GRADING.md).
+
+A class of the submission crosses as a stand-in TYPE made here, one per remote class and
+connection, and the stand-ins of its instances are instances of it: `isinstance(v, Vector)`,
+`type(v) is Vector` and `issubclass(Sub, Base)` are Python's own answers about local types,
+decided from which class the submission said each handle is of. Nothing about them is asked of
+the submission: a metaclass or `__instancecheck__` of its own is never consulted here, so an
+object can be an instance of its class only, and of the stand-ins of that class's bases.
+
+What the submission tells with the first handle of a class (`class_info`): its bases (those of
+them that are themselves such classes), the standard ABCs (collections.abc, numbers) it is a
+subclass of, which of the dunders a stand-in forwards it defines in its own body (so
+`"__iter__" in Cls.__dict__` reads as it would), whether instances are hashable and callable,
+and which descriptor methods it has (`__get__`, `__set__`, `__delete__`, `__set_name__`): a
+stand-in type has exactly those, forwarded, so an instance of the student's descriptor class
+placed in a test's class body is a descriptor there. All of it the submission could make true
+in one process (`Sequence.register(C)`), and none of it reaches a verdict by itself.
+
+On the submission's side a test's object lent to a call has a `__dict__` (`AttributeDict`):
+the public keys of the object's own attributes, read and written by request, as a descriptor's
+`instance.__dict__[self.name] = value` does. The trusted side answers it for plain objects
+only (not functions, classes or modules) and never for a `_` key.
+"""
+
+from __future__ import annotations
+
+import abc
+import collections.abc
+import numbers
+from collections.abc import MutableMapping
+
+from ..wire import WireError
+from .remote import OPS, Remote, _Callable
+
+MAX_BASES = 16
+DESCRIPTOR = ("__get__", "__set__", "__delete__", "__set_name__")
+# the dunders Remote forwards: a stand-in type lists in its own body those the class has in its
+FORWARDED = frozenset(OPS | {"__iter__", "__next__", "__len__", "__contains__", "__getitem__",
+                             "__setitem__", "__delitem__", "__bool__", "__hash__", "__repr__",
+                             "__str__", "__await__", "__call__"})
+# modules whose classes cross otherwise: by name (stdvalues), as mirrors (exceptions), or not
+# as types at all
+_NOT_TYPED_MODULES = frozenset({"builtins", "fractions", "decimal", "datetime", "collections",
+                                "dataclasses", "numbers", "enum", "abc", "typing", "types"})
+
+
+def _abcs() -> dict[str, type]:
+    out: dict[str, type] = {}
+    for mod, names in ((collections.abc, collections.abc.__all__),
+                       (numbers, ("Number", "Complex", "Real", "Rational", "Integral"))):
+        for n in names:
+            a = getattr(mod, n, None)
+            if isinstance(a, abc.ABCMeta):
+                out[f"{mod.__name__}.{n}"] = a
+    return out
+
+
+ABCS = _abcs()
+
+
+def typed_class(cls) -> bool:
+    """Whether a class of this side crosses as a stand-in type (the peer's own stand-ins and
+    exception and enum classes cross as they always did)."""
+    import enum
+    return (isinstance(cls, type) and getattr(cls, "__module__", None) not in _NOT_TYPED_MODULES
+            and not issubclass(cls, (BaseException, enum.Enum, Remote))
+            and type(cls) is not RemoteClass)
+
+
+def class_info(codec, cls: type) -> dict:
+    """The submission side's account of one of its classes, sent with its first handle."""
+    bases = [codec.encode(b) for b in cls.__bases__[:MAX_BASES] if typed_class(b)]
+    own = vars(cls)
+    abcs = []
+    for name, a in ABCS.items():
+        try:
+            if issubclass(cls, a):
+                abcs.append(name)
+        except Exception:  # noqa: BLE001  a class whose metaclass refuses the question
+            pass
+    return {"b": bases, "a": abcs,
+            "o": sorted(n for n in own if n in FORWARDED),
+            "p": [n for n in DESCRIPTOR if _defines(cls, n)],
+            "h": getattr(cls, "__hash__", None) is not None,
+            "c": _defines(cls, "__call__"),
+            "m": str(getattr(cls, "__module__", "") or "")[:100]}
+
+
+def _defines(cls: type, name: str) -> bool:
+    """Whether the class or a base (not object, not the metaclass) has `name`, not None."""
+    for k in cls.__mro__:
+        if name in vars(k):
+            return vars(k)[name] is not None
+    return False
+
+
+class RemoteClass(type):
+    """The metaclass of the stand-in types: calling one constructs remotely, its attributes are
+    the remote class's. Instance checks are type's own (never asked of the peer)."""
+
+    def __call__(cls, *args, **kwargs):
+        ep = cls.__dict__.get("_rc_ep")
+        if ep is None:
+            raise TypeError(f"{cls.__name__}: a class of the tests that subclasses a class of "
+                            "the submission cannot be instantiated across the call proxy")
+        return ep.request("call", cls._rc_hid, *args, **kwargs)
+
+    def __getattr__(cls, name):
+        if name.startswith("__") and name.endswith("__") or name.startswith("_rc_"):
+            raise AttributeError(name)
+        return cls._rc_ep.request("getattr", cls._rc_hid, name)
+
+    def __setattr__(cls, name, value):
+        if name.startswith("__") and name.endswith("__") or name.startswith("_rc_"):
+            return type.__setattr__(cls, name, value)
+        cls._rc_ep.request("setattr", cls._rc_hid, name, value)
+
+    def __delattr__(cls, name):
+        if name.startswith("__") and name.endswith("__") or name.startswith("_rc_"):
+            return type.__delattr__(cls, name)
+        cls._rc_ep.request("delattr", cls._rc_hid, name)
+
+    # class-level protocols (`Cls[int]`, iterating a registry class) are the remote class's
+    def __iter__(cls):
+        return cls._rc_ep.request("iter", cls._rc_hid)
+
+    def __len__(cls):
+        n = cls._rc_ep.request("len", cls._rc_hid)
+        if type(n) is not int or n < 0:
+            raise TypeError("len() of the submission's class is not a non-negative int")
+        return n
+
+    def __getitem__(cls, k):
+        return cls._rc_ep.request("getitem", cls._rc_hid, k)
+
+    def __contains__(cls, x):
+        return cls._rc_ep.request("contains", cls._rc_hid, x) is True
+
+    def __bool__(cls):
+        return True
+
+
+def _descriptor(name: str):
+    if name == "__get__":
+        def method(self, instance, owner=None):
+            return self._ep.request("callm", self._hid, "__get__", instance, owner)
+    elif name == "__set__":
+        def method(self, instance, value):
+            self._ep.request("callm", self._hid, "__set__", instance, value)
+    elif name == "__delete__":
+        def method(self, instance):
+            self._ep.request("callm", self._hid, "__delete__", instance)
+    else:
+        def method(self, owner, attr):
+            self._ep.request("callm", self._hid, "__set_name__", owner, attr)
+    method.__name__ = name
+    return method
+
+
+_DESCRIPTORS = {n: _descriptor(n) for n in DESCRIPTOR}
+
+
+def make_class(codec, hid: int, name: str, info) -> type:
+    """The stand-in type for the peer's class `hid`, from what `class_info` told."""
+    if not isinstance(info, dict):
+        raise WireError("a malformed class")
+    raw_bases = info.get("b", [])
+    names = [info.get(k, []) for k in ("a", "o", "p")]
+    if not isinstance(raw_bases, list) or len(raw_bases) > MAX_BASES or \
+            not all(isinstance(x, list) and all(isinstance(n, str) for n in x) for x in names):
+        raise WireError("a malformed class")
+    abcs, own, desc = names
+    bases: list[type] = []
+    for b in raw_bases:
+        t = codec.decode(b)
+        # only the peer's own stand-in types: never a class of this side as a base
+        if type(t) is RemoteClass and t.__dict__.get("_rc_ep") is codec and t not in bases:
+            bases.append(t)
+    if info.get("c") is True and not any(issubclass(b, _Callable) for b in bases):
+        bases.append(_Callable)
+    if not bases:
+        bases.append(Remote)
+    ns: dict = {"__slots__": (), "__qualname__": name, "__doc__": None, "__test__": False,
+                "_rc_ep": codec, "_rc_hid": hid}
+    module = info.get("m")
+    ns["__module__"] = module if isinstance(module, str) and module else "solution"
+    for n in own:
+        if n in FORWARDED and n != "__hash__":
+            ns[n] = getattr(_Callable if n == "__call__" else Remote, n)
+    # always set: a body with `__eq__` and no `__hash__` would make it None
+    ns["__hash__"] = Remote.__dict__["__hash__"] if info.get("h", True) is not False else None
+    for n in desc:
+        if n in _DESCRIPTORS:
+            ns[n] = _DESCRIPTORS[n]
+    try:
+        cls = RemoteClass(name if name.isidentifier() else "Object", tuple(bases), ns)
+    except TypeError:  # bases in an order no MRO can have: the class alone
+        cls = RemoteClass(name if name.isidentifier() else "Object", (Remote,), ns)
+    for n in abcs:
+        a = ABCS.get(n)
+        if a is not None:
+            a.register(cls)
+    return cls
+
+
+class AttributeDict(MutableMapping):
+    """`obj.__dict__` of the peer's object: its own attributes, by request."""
+
+    __slots__ = ("_of",)
+
+    def __init__(self, of: Remote):
+        self._of = of
+
+    def __getitem__(self, key):
+        return self._of._ep.request("vget", self._of._hid, key)
+
+    def __setitem__(self, key, value):
+        self._of._ep.request("vset", self._of._hid, key, value)
+
+    def __delitem__(self, key):
+        self._of._ep.request("vdel", self._of._hid, key)
+
+    def __iter__(self):
+        keys = self._of._ep.request("vkeys", self._of._hid)
+        return iter(keys if isinstance(keys, list) else [])
+
+    def __len__(self):
+        return len(list(iter(self)))
+
+    def __repr__(self):
+        return f"<attributes of {self._of._name}>"

@@ -1,0 +1,75 @@
+"""Imported problems whose tests share more with the submission than calls (docs/IMPORTED_GRADING.md):
+the tests' threads calling one object of the submission at once (rpc/streams.py). Fixtures in
+tests/fixtures/handbook_shared are problems written for these tests in the handbook's format."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judge import check_problem, grade
+from judge.authoring.importer import import_problems
+from judge.problem import load_problem
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_shared" / "book"
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(scope="module")
+def bank(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("shared") / "problems"
+    res = import_problems([FIXTURES], root)
+    assert not res.refused, res.refused
+    return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}
+
+
+def source(name: str, file: str = "solution.py") -> str:
+    return (FIXTURES / name / file).read_text(encoding="utf-8")
+
+
+def verdicts(r) -> dict:
+    return {t.name.split("::")[1]: str(t.verdict) for t in r.tests}
+
+
+# ---- the tests' threads ----------------------------------------------------------------------
+
+def test_threads_of_the_tests_are_served_at_once(bank):
+    p = bank["mailbox"]
+    assert not p.config.browser  # `requires: [local]`: graded on the server only
+    res = check_problem(p)
+    assert res.errors == [], res.errors
+    r = grade(p, source("mailbox"))
+    assert str(r.verdict) == "AC", [(t.name, str(t.verdict), t.failure) for t in r.tests]
+    v = verdicts(r)
+    assert set(v) >= {"test_recv_waits_for_another_thread", "test_callbacks_come_back_to_their_thread",
+                      "test_producers_and_consumers", "test_close_wakes_a_waiting_recv"}
+
+
+def test_a_mailbox_that_does_not_wait_is_not_accepted(bank):
+    p = bank["mailbox"]
+    eager = source("mailbox").replace(
+        "            self.cond.wait(left)\n",
+        "            raise TimeoutError('empty')\n")
+    v = verdicts(grade(p, eager))
+    assert v["test_example_order"] == "AC"
+    assert v["test_recv_waits_for_another_thread"] != "AC"
+    assert v["test_send_blocks_until_a_recv"] != "AC"
+
+
+def test_a_callback_run_on_another_thread_is_seen_there(bank):
+    # the submission calls the test's callback from a thread of its own: in one process the
+    # test sees the pool's thread, not its own (WA); here that request goes on the first
+    # channel, answered only while the tests' main thread waits on the submission, which it
+    # does not (it joins its threads): the callback never runs, also not AC
+    p = bank["mailbox"]
+    other = source("mailbox").replace(
+        "def call_with(fn, x):\n    return fn(x)\n",
+        "def call_with(fn, x):\n    import concurrent.futures as cf\n"
+        "    with cf.ThreadPoolExecutor(1) as ex:\n        return ex.submit(fn, x).result()\n")
+    v = verdicts(grade(p, other, suite="hidden"))
+    assert v["test_callbacks_come_back_to_their_thread"] != "AC"
