@@ -114,8 +114,15 @@ def _child_setup(req: dict, gate: socket.socket, fds: dict[int, int], seccomp: b
     _ok(_libc.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
         "unshare")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    # A Python under /tmp (a clone in /tmp with its venv there) is bound over the zygote's
+    # /tmp, as over a cold run's: held open before the fresh /tmp hides it, bound back on it.
+    # Without it the run imported only what the zygote had imported already.
+    held = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in req.get("tmp_roots", [])]
     tmp = f"size={int(req['tmp_bytes'])},mode=1777"
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, tmp)
+    for path, fd in held:
+        _bind_ro(f"/proc/self/fd/{fd}", path)
+        os.close(fd)
     _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, tmp)
     for host, inside in req["binds"]:
         _bind_ro(HOST + host[len(req["host_tmp"]):], inside)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Sequence
 
 from judge.sandbox import accounts, cgroups, grants, seccomp
 from judge.sandbox import limits as limits_mod
+from judge.sandbox.bwrap import python_roots
 from judge.sandbox.fork_parts import (
     GATE_TIMEOUT_S,
     _cleanup,
@@ -84,6 +85,7 @@ class ForkServer:
     # set by start() once the zygote answered
     _proc: subprocess.Popen[bytes]
     _zscratch: str
+    tmp_roots: list[str]  # Python's trees under /tmp, which each fork's fresh /tmp would hide
 
     def __init__(self, proc_pid: int, control: socket.socket, lib_root: str | None,
                  preloaded: dict, host_tmp: str, warm_paths: list[str]):
@@ -145,6 +147,7 @@ class ForkServer:
         server = cls(proc.pid, ours, lib_root, hello.get("preloaded", {}), host_tmp,
                      list(lib_paths))
         server._proc, server._zscratch = proc, zscratch
+        server.tmp_roots = [r for r in python_roots(sys.executable) if _under(r, "/tmp")]
         return server
 
     def alive(self) -> bool:
@@ -257,7 +260,7 @@ class ForkServer:
                "scratch_files": limits.scratch_files or DEFAULT_SCRATCH_FILES,
                "tmp_bytes": limits.tmp_mb * limits_mod.MIB, "pass_fds": list(owned),
                "rlimits": {str(k): list(v) for k, v in rl.items()},
-               "warm_paths": self.warm_paths}
+               "warm_paths": self.warm_paths, "tmp_roots": self.tmp_roots}
         pid = None
         pidfd_pid = None
         try:

@@ -164,3 +164,36 @@ def test_a_fork_whose_setup_failed_leaves_the_descriptors_for_a_cold_run(server,
     finally:
         os.close(r_end)
         os.close(w_end)
+
+
+def test_a_python_under_tmp_is_still_there_in_a_fork(scratch, monkeypatch):
+    """A fresh clone in /tmp has its venv under /tmp, which each fork covers with its own
+    tmpfs: a module the zygote had not imported (safetensors, imported by a submission at call
+    time) was then missing, and an accepted file graded WA warm and AC cold. The fork binds
+    the Python trees under /tmp back, as a cold run's bwrap binds them over its /tmp."""
+    from judge.sandbox import bwrap, forkserver
+
+    tree = tempfile.mkdtemp(prefix="venv-like-", dir="/tmp")
+    try:
+        os.chmod(tree, 0o755)
+        with open(os.path.join(tree, "only_under_tmp.py"), "w") as f:
+            f.write("VALUE = 'found'\n")
+        os.chmod(os.path.join(tree, "only_under_tmp.py"), 0o644)
+        roots = bwrap.python_roots
+        monkeypatch.setattr(bwrap, "python_roots", lambda argv0=None: roots(argv0) + [tree])
+        monkeypatch.setattr(forkserver, "python_roots", bwrap.python_roots)
+        s = warm_pool.start_server()
+        try:
+            assert tree in s.tmp_roots
+            r = _py(s, f"import sys; sys.path.append({tree!r}); import only_under_tmp; "
+                       "print(only_under_tmp.VALUE, sorted(__import__('os').listdir('/tmp')))",
+                    scratch)
+        finally:
+            s.close()
+    finally:
+        shutil.rmtree(tree, ignore_errors=True)
+    assert r.returncode == 0 and r.layers["grader_path"] == "warm", r.stderr
+    value, listing = r.stdout.decode().split(" ", 1)
+    # the tree is back, and nothing else of the host's /tmp came with it
+    assert value == "found" and eval(listing) == sorted([os.path.basename(scratch),
+                                                         os.path.basename(tree)])
