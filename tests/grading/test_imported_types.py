@@ -274,3 +274,84 @@ def test_the_tests_objects_underscore_attributes_stay_out_of_reach(served):
     f.x = 1
     with pytest.raises((ProxyRefused, AttributeError)):  # a function's attributes: none there
         imp("peek_function")(f)
+
+
+REGISTRY = """
+class Plugin:
+    _registry = {}
+
+    def __init_subclass__(cls, name=None, rank=0, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if name is None:
+            return
+        if name in Plugin._registry:
+            raise ValueError(f"{name} twice")
+        cls.name, cls.rank = name, rank
+        Plugin._registry[name] = cls
+
+    def run(self, x):
+        raise NotImplementedError
+
+    def twice(self, x):
+        return [self.run(x), self.run(x)]
+
+    @classmethod
+    def make(cls, name, *args, **kwargs):
+        return Plugin._registry[name](*args, **kwargs)
+
+    @staticmethod
+    def names():
+        return sorted(Plugin._registry, key=lambda n: (-Plugin._registry[n].rank, n))
+
+    @staticmethod
+    def clear():
+        Plugin._registry.clear()
+"""
+
+
+def test_a_tests_class_subclassing_the_students_registers_there(served):
+    """The shape of py-plugin-registry: the student's base registers subclasses in its
+    `__init_subclass__`; the test's subclasses' methods, `__init__` and properties are the
+    test's code, called from the student's."""
+    imp = served(REGISTRY)
+    Plugin = imp("Plugin")
+    Plugin.clear()
+
+    class Inc(Plugin, name="inc"):
+        def run(self, x):
+            return x + 1
+
+    class Scaled(Plugin, name="scaled", rank=5):
+        def __init__(self, k, bias=0):
+            self.k, self.bias = k, bias
+
+        def run(self, x):
+            return self.k * x + self.bias
+
+        @property
+        def k2(self):
+            return self.k * 2
+
+    class Middle(Plugin):  # no name: not registered; its subclass is
+        def run(self, x):
+            return -x
+
+    class Leaf(Middle, name="leaf"):
+        pass
+
+    assert Plugin.names() == ["scaled", "inc", "leaf"] and Inc.name == "inc"
+    assert Plugin.make("inc").twice(3) == [4, 4]
+    s = Plugin.make("scaled", 3, bias=1)
+    assert s.run(2) == 7 and s.k2 == 6 and s.twice(1) == [4, 4]
+    assert isinstance(s, Scaled) and isinstance(s, Plugin) and not isinstance(s, Inc)
+    assert type(Scaled(1)) is Scaled and issubclass(Leaf, Middle) and Leaf().run(4) == -4
+    with pytest.raises(ValueError, match="inc twice"):
+        class Again(Plugin, name="inc"):
+            pass
+
+    class Mine:
+        pass
+
+    with pytest.raises(TypeError):
+        class Mixed(Mine, Plugin):
+            pass

@@ -91,3 +91,30 @@ def del_on_class(ep, cls: type, name: str) -> None:
         setattr(cls, name, had)
     else:
         delattr(cls, name)
+
+
+def make_subclass(ep, name, bases, body, props, kwargs, meta) -> type:
+    """A class statement of the tests' that subclasses classes of the submission's
+    (peertypes.RemoteClass): the subclass made here, so the student's `__init_subclass__`,
+    registry and `isinstance` see a class of their own. Each function of the test's body is
+    installed as a method calling the test's (`as_method`), as setting it on the class would;
+    a property's functions the same; values are set as they are. Nothing new reaches the
+    submission: the test's functions are handles it could already call with any arguments."""
+    if not (isinstance(name, str) and name.isidentifier() and isinstance(bases, list) and bases
+            and all(isinstance(b, type) for b in bases) and isinstance(body, dict)
+            and isinstance(props, dict) and isinstance(kwargs, dict) and isinstance(meta, dict)
+            and all(isinstance(k, str) for d in (body, props, kwargs) for k in d)):
+        raise TypeError("a subclass of no classes of this side")
+    ns: dict = {}
+    for k, v in body.items():
+        ns[k] = as_method(ep, v) if isinstance(v, Remote) and v._ep is ep and "f" in v._kinds \
+            else v
+    for k, parts in props.items():
+        if not (isinstance(parts, list) and len(parts) == 3):
+            raise TypeError("a malformed property")
+        ns[k] = property(*(as_method(ep, f) if isinstance(f, Remote) and "f" in f._kinds else f
+                           for f in parts))
+    for key, attr in (("module", "__module__"), ("qualname", "__qualname__")):
+        if isinstance(meta.get(key), str):
+            ns[attr] = meta[key][:200]
+    return types.new_class(name, tuple(bases), kwds=kwargs, exec_body=lambda d: d.update(ns))

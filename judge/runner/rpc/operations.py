@@ -6,7 +6,7 @@ from __future__ import annotations
 import types
 
 from ..wire import WireError, is_ndarray, is_tensor
-from .classes import del_on_class, set_on_class, set_on_module
+from .classes import del_on_class, make_subclass, set_on_class, set_on_module
 from .codec import MAX_TEXT, ProxyRefused
 from .metadata import signature_of
 from .remote import OPS
@@ -52,6 +52,10 @@ def perform(ep, op: str, target, args, kwargs):
         if ep.guarded or ep.root is None:
             raise ProxyRefused("the tests' modules cannot be changed from here")
         return set_on_module(ep, op, _name(ep, op, ep.root, args), args[1:])
+    if op == "subclass":  # a class statement of the tests subclassing the student's classes
+        if ep.guarded:
+            raise ProxyRefused("the tests' classes cannot be subclassed from here")
+        return make_subclass(ep, *args[:6])
     if target is None:
         raise WireError("a request without its object")
     if op == "callm":

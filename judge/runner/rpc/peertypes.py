@@ -94,9 +94,30 @@ def _defines(cls: type, name: str) -> bool:
     return False
 
 
+# what Python puts in a class body that is not the class's own to send
+_CLASS_SETUP = frozenset({"__module__", "__qualname__", "__classcell__", "__dict__",
+                          "__weakref__", "__orig_bases__", "__static_attributes__",
+                          "__firstlineno__"})
+
+
 class RemoteClass(type):
     """The metaclass of the stand-in types: calling one constructs remotely, its attributes are
-    the remote class's. Instance checks are type's own (never asked of the peer)."""
+    the remote class's. Instance checks are type's own (never asked of the peer).
+
+    A class statement of the tests that subclasses a stand-in (`class Torch(solution.Backend,
+    name="torch"): def forward(self, x): ...`) makes the subclass over there, where the
+    student's `__init_subclass__` sees it, from the body's functions (installed as methods that
+    call the test's own, classes.make_subclass) and values; the class statement's name is bound
+    to that remote class's stand-in type, so its instances are made there, are instances of it
+    and of the student's base, and their methods run the test's code."""
+
+    def __new__(mcls, name, bases, ns, /, **kwargs):
+        if "_rc_ep" in ns:  # a stand-in type itself (make_class)
+            return super().__new__(mcls, name, bases, ns)
+        return _subclass_across(name, bases, ns, kwargs)
+
+    def __init__(cls, *args, **kwargs):
+        pass  # kwargs of a class statement went to the remote class's __init_subclass__
 
     def __call__(cls, *args, **kwargs):
         ep = cls.__dict__.get("_rc_ep")
@@ -138,6 +159,31 @@ class RemoteClass(type):
 
     def __bool__(cls):
         return True
+
+
+def _subclass_across(name: str, bases: tuple, ns: dict, kwargs: dict) -> type:
+    ep = next((b.__dict__.get("_rc_ep") for b in bases if type(b) is RemoteClass), None)
+    if ep is None or not all(type(b) is RemoteClass and b.__dict__.get("_rc_ep") is ep
+                             for b in bases):
+        raise TypeError(f"class {name}: a class of the tests can subclass the submission's "
+                        "classes only, not mix them with its own or with another's")
+    body: dict = {}
+    props: dict = {}
+    for k, v in ns.items():
+        if k in _CLASS_SETUP:
+            continue
+        if isinstance(v, property):  # a property of the test's functions, installed there
+            props[k] = [v.fget, v.fset, v.fdel]
+        else:
+            body[k] = v
+    meta = {"module": ns.get("__module__"), "qualname": ns.get("__qualname__")}
+    cls = ep.request("subclass", None, name, list(bases), body, props, kwargs, meta)
+    if type(cls) is not RemoteClass:
+        raise TypeError(f"class {name}: the submission did not make the subclass")
+    cell = ns.get("__classcell__")
+    if cell is not None:  # `super()` and `__class__` in the test's methods name this class
+        cell.cell_contents = cls
+    return cls
 
 
 def _descriptor(name: str):
