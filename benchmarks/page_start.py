@@ -10,7 +10,8 @@ timings (window.kvpTimings):
 
 For each it prints the median and range of "Python ready" measured from the page's navigation
 start (what a student waits; performance.now() when the worker says ready) and inside the worker
-(from its first line to ready), with the worker's split of the time. The machine's load average
+(from its first message to ready), when the page started the worker (from navigation start), and
+the worker's split of the time. The machine's load average
 is printed beside the figures: on the shared 2-core box they move with it.
 
     .venv/bin/python benchmarks/page_start.py            # 5 cold + 5 cached runs, ~1 min idle
@@ -151,13 +152,15 @@ def main() -> int:
     print(f"\nproblem {pid}, {runs} fresh Chromium profile(s); load average (1 min) at each run: "
           + ", ".join(f"{x:.1f}" for x in loads) + f" on {os.cpu_count()} cores")
     print("seconds: median (min-max)\n")
-    head = f"{'start':<8} {'source':<10} {'ready from navigation':>22} {'ready in worker':>18}  worker split (medians)"
+    head = (f"{'start':<8} {'source':<10} {'ready from navigation':>22} {'ready in worker':>18}"
+            f" {'worker started':>15}  worker split (medians)")
     print(head)
     print("-" * len(head))
     for name, rows in (("cold", colds), ("cached", cacheds)):
         sources = "/".join(sorted({r["split"]["source"] for r in rows}))
         print(f"{name:<8} {sources:<10} {_fmt([r['page'] for r in rows]):>22} "
-              f"{_fmt([r['worker'] for r in rows]):>18}  {_split(rows)}")
+              f"{_fmt([r['worker'] for r in rows]):>18} "
+              f"{statistics.median(r['workerStart'] for r in rows) / 1000:>15.2f}  {_split(rows)}")
     print(f"\nthe page's timing line (last cold run): {colds[-1]['line']}")
     print(f"the page's timing line (last cached run): {cacheds[-1]['line']}")
     if args.json:

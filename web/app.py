@@ -81,6 +81,9 @@ def front_end_build(static_dir=STATIC_DIR) -> dict:
                      if (vendor / "wheels" / w).is_file()]
     if len(wheels) != len(manifest.get("wheels", [])):
         missing.append("web/static/vendor/wheels/*.whl")
+    # Without it the page still works, but every first visit starts Python cold (issue 19).
+    if not any((vendor / "snapshot").glob("*.memory")):
+        missing.append("web/static/vendor/snapshot/*.memory")
 
     def v(path):
         p = static_dir / path

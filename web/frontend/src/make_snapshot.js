@@ -20,6 +20,10 @@ const { loadPyodide, version } = await import(pathToFileURL(join(pyodideDir, "py
 if (version !== manifest.pyodide_version) throw new Error(`Pyodide ${version} here, ${manifest.pyodide_version} in the manifest`);
 
 const t0 = performance.now();
+// Emscripten names the program after node's argv[1] (this script's path on the build machine),
+// which Python keeps in sys.executable, sys.orig_argv and os.environ["_"], and the snapshot with
+// them; a browser's is "./this.program", as the page's Python must see.
+process.argv.splice(1, process.argv.length - 1, "./this.program");
 const py = await loadPyodide({ ...pyOptions(pyodideDir), _makeSnapshot: true });
 installWheels(py, manifest.wheels.map((w) => readFileSync(join(vendor, "wheels", w))));
 importRunner(py);
