@@ -355,3 +355,52 @@ def test_a_tests_class_subclassing_the_students_registers_there(served):
     with pytest.raises(TypeError):
         class Mixed(Mine, Plugin):
             pass
+
+
+FORWARDING = """
+MODULES = {}
+
+class Platform:
+    kind = "cpu"
+
+    def __getattr__(self, key):
+        if key.startswith("__") and key.endswith("__"):
+            raise AttributeError(key)
+        m = MODULES.get(self.kind)
+        return getattr(m, key, None) if m is not None else None
+
+def copies(obj):
+    import copy
+    return copy.copy(obj)
+"""
+
+
+def test_copies_and_pickles_of_the_students_objects_are_made_there(served):
+    """The shape of sv-platform-resolve: a test's subclass of a class whose `__getattr__`
+    forwards, copied and pickled by the test."""
+    import copy
+    import pickle
+    from types import SimpleNamespace
+
+    imp = served(FORWARDING)
+    Platform = imp("Platform")
+    imp("MODULES")["npu"] = SimpleNamespace(sync=lambda: "npu-sync")
+
+    class NPU(Platform):
+        kind = "npu"
+
+        def count(self):
+            return 16
+
+    p = NPU()
+    assert p.sync() == "npu-sync" and p.count() == 16 and p.missing is None
+    with pytest.raises(AttributeError):
+        getattr(p, "__not_a_dunder__")
+    c = copy.copy(p)
+    assert isinstance(c, NPU) and c is not p and c.count() == 16
+    assert isinstance(copy.deepcopy(p), NPU)
+    again = pickle.loads(pickle.dumps(Platform()))
+    assert type(again).__name__ == "Platform" and type(again) is Platform
+    # the tests' own objects are not copied on the submission's request
+    with pytest.raises(ProxyRefused):
+        imp("copies")(SimpleNamespace(a=1))

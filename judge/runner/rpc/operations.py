@@ -76,6 +76,14 @@ def perform(ep, op: str, target, args, kwargs):
         if ep.guarded:
             raise ProxyRefused("the tests' functions' signatures are not available")
         return signature_of(target)
+    if op in ("copy", "deepcopy", "pickled"):
+        if ep.guarded:
+            raise ProxyRefused("the tests' objects cannot be copied from here")
+        import copy
+        import pickle
+        if op == "pickled":  # the submission's own pickle of its own object, in its process
+            return pickle.loads(pickle.dumps(target))
+        return copy.copy(target) if op == "copy" else copy.deepcopy(target)
     if op in _ATTRIBUTE_DICT:
         return _attribute_dict(ep, op, target, args)
     if op == "iter":

@@ -275,3 +275,25 @@ class AttributeDict(MutableMapping):
 
     def __repr__(self):
         return f"<attributes of {self._of._name}>"
+
+
+# ---- copies and pickles of the peer's objects -------------------------------------------------
+
+_PICKLED: list = []
+MAX_PICKLED = 10_000
+
+
+def pickled(r: Remote):
+    """The reduction of a stand-in: the peer makes the pickle round trip of its object in its
+    own process; this side's pickle holds the copy's number, and loading it gives the copy's
+    stand-in. Nothing the peer pickled is ever unpickled here."""
+    if len(_PICKLED) >= MAX_PICKLED:
+        raise TypeError("too many pickles of the submission's objects")
+    _PICKLED.append(r._ep.request("pickled", r._hid))
+    return (unpickled, (len(_PICKLED) - 1,))
+
+
+def unpickled(n: int):
+    if type(n) is not int or not 0 <= n < len(_PICKLED):
+        raise ValueError("a pickle of no copy of the submission's objects")
+    return _PICKLED[n]

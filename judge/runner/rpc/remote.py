@@ -25,6 +25,10 @@ def _op(name):
         if "e" in self._kinds and name in ("__eq__", "__ne__"):
             # an enum member is equal only to itself, and its stand-in is unique: no question
             return (args[0] is self) == (name == "__eq__")
+        if name == "__exit__" and len(args) == 3:
+            # a traceback stays here: its frames hold the test's locals (and a generator's
+            # `throw` takes only a real one or None)
+            args = (args[0], args[1], None)
         return self._ep.request(name, self._hid, *args)
     method.__name__ = name
     return method
@@ -116,6 +120,19 @@ class Remote:
 
     def __await__(self):
         return self._ep.await_remote(self._hid).__await__()
+
+    # copies are made where the object is, by its own class (the guarded side refuses)
+    def __copy__(self):
+        return self._ep.request("copy", self._hid)
+
+    def __deepcopy__(self, memo):
+        return self._ep.request("deepcopy", self._hid)
+
+    def __reduce_ex__(self, protocol):
+        # `pickle.loads(pickle.dumps(obj))`: the round trip made over there, by the peer's own
+        # pickle; what this side's pickle holds is only a number of the copy's stand-in here
+        from .peertypes import pickled
+        return pickled(self)
 
 
 for _n in sorted(OPS):
