@@ -27,7 +27,9 @@ from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
 from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
 from judge.judging.clock import PhaseClock, TimeLimits, suite_wall_net
 from judge.judging.clock import Usage as ClockUsage
-from judge.sandbox import Limits, child_pipe, run_sandboxed
+from judge.runner.shared_tmp import ENV as SHARED_TMP_ENV
+from judge.sandbox import Limits, child_pipe, probe_layers, run_sandboxed, scratchfs
+from judge.sandbox.limits import MIB
 from judge.sandbox.result import StopReason
 from judge.sandbox.run import FIRST_PASSED_FD
 from judge.sandbox.usage import Usage
@@ -38,6 +40,7 @@ EXIT_PEER_GONE = 75      # judge/runner/trusted.py
 PIPE_BYTES = 1 << 20     # a big array in flight both ways cannot fill a pipe as easily
 SAMPLE_WAIT_S = 1.0
 AFTER_TRUSTED_S = 2.0    # the submission's process may take this long to notice the end
+SHARED_OWNER = 65534     # nobody: the shared tmp's owner (_share)
 
 
 def is_proxied(problem) -> bool:
@@ -107,6 +110,30 @@ def _answer_cpu(ctl_r: int, ctl_w: int, meter: _Meter) -> None:
         os.close(ctl_w)
 
 
+def _share(path: str) -> bool:
+    """The folder both processes use as their temporary one (judge/runner/shared_tmp.py):
+    a filesystem of its own, capped as each run's scratch is, where the host allows it (True),
+    else the plain folder. Both sandboxes' uids write there (0777, no sticky bit: the
+    submission may replace a file the test made, as `os.replace` does in one process). It
+    belongs to neither run's uid nor to root: a root-owned folder a run mounts is opened to it
+    read-only (sandbox/grants.py), and a run's own would be the other run's to lock."""
+    mounted = False
+    if probe_layers().layers.get("run_fs"):
+        try:
+            scratchfs.mount(path, SCRATCH_MB * MIB, SCRATCH_FILES, SHARED_OWNER, SHARED_OWNER)
+            mounted = True
+        except OSError as e:
+            log_.warning("no filesystem of its own for the shared tmp %s: %s", path, e)
+    if os.geteuid() == 0:
+        os.chown(path, SHARED_OWNER, SHARED_OWNER)
+    os.chmod(path, 0o777)
+    return mounted
+
+
+def _shared_env(env: dict, shared) -> dict:
+    return {**env, "TMPDIR": str(shared), SHARED_TMP_ENV: str(shared)}
+
+
 def attempt(problem, view: View, run: str, suite: str, submission, targets: list[str],
             limits: TimeLimits, device: str, on_events, stop=None):
     from judge.grading.suite_run import child_env
@@ -115,6 +142,8 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
     lim = problem.limits
     conf, scratch = view.run_dirs(run, dict(limits.tests))
     _, sub_scratch = view.run_dirs(f"{run}-sub", {})
+    _, shared = view.run_dirs(f"{run}-tmp", {})
+    shared_fs = _share(str(shared))
     suite_dir = view.tests[suite]
     results_r, results_w = child_pipe()
     t2s_r, t2s_w = _pipe()
@@ -149,8 +178,8 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
                       "--submission", str(submission)],
                 ro_binds=[(str(p), str(p)) for p in (view.handbook, view.runner_parent,
                                                      submission.parent)],
-                scratch=str(sub_scratch),
-                env=child_env(problem, view, submission.parent, device),
+                scratch=str(sub_scratch), rw_binds=[(str(shared), str(shared))],
+                env=_shared_env(child_env(problem, view, submission.parent, device), shared),
                 limits=Limits(**box), device=device, monitor=sub_monitor,
                 pass_fds=(t2s_r, s2t_w, st2s_r, ss2t_w))
         except Exception as exc:  # the sandbox itself failed: the judge's fault
@@ -210,8 +239,9 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
         res = run_sandboxed(argv=[str(a) for a in argv],
                             ro_binds=[(str(p), str(p)) for p in (view.handbook, view.runner_parent,
                                                                  suite_dir, conf)],
-                            scratch=str(scratch),
-                            env=child_env(problem, view, view.handbook, device),
+                            scratch=str(scratch), rw_binds=[(str(shared), str(shared))],
+                            env=_shared_env(child_env(problem, view, view.handbook, device),
+                                            shared),
                             limits=Limits(**box), device=device, monitor=monitor,
                             pass_fds=(results_w, s2t_r, t2s_w, g2t_r, t2g_w, ss2t_r, st2s_w),
                             readers={results_r: take})
@@ -226,6 +256,11 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
         done_at[0] = time.monotonic()
         trusted_done.set()
         sub_thread.join(timeout=box["wall_s"] + 30)
+        if shared_fs:
+            try:
+                scratchfs.unmount(str(shared))
+            except OSError as e:  # detached lazily; the grading folder goes with the view
+                log_.warning("could not unmount the shared tmp of %s: %s", run, e)
     last = clock.last
     final = both(Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
                        res.wait_s if res.wait_s is not None else last.wait_s))

@@ -93,8 +93,9 @@ def import_submission(args, writer: EventWriter) -> int:
 
 def connect_submission(args, writer: EventWriter) -> int:
     """The submission runs in its own sandbox; its module here is a proxy (trusted.py)."""
-    from . import trusted
+    from . import shared_tmp, trusted
 
+    shared_tmp.share()  # the submission's process writes in the test's temporary folders
     t0 = time.perf_counter()
     error = trusted.guard(lambda: trusted.connect(args.proxy, args.module, plugin.event_loop()))
     if error is not None:

@@ -164,7 +164,8 @@ def _under(path: str, root: str) -> bool:
 def build(bwrap: str, argv: Sequence[str], *, scratch: str,
           ro_binds: Iterable[tuple[str, str]], env: dict[str, str], tmp_bytes: int,
           passwd: tuple[str, str] | None, device: str = "cpu",
-          feats: dict[str, bool] | None = None, seccomp_fd: int | None = None) -> list[str]:
+          feats: dict[str, bool] | None = None, seccomp_fd: int | None = None,
+          rw_binds: Iterable[tuple[str, str]] = ()) -> list[str]:
     feats = feats or {}
     mounts: list[tuple[str, ...]] = []  # (option, *args, dest) - sorted by dest depth below
 
@@ -205,6 +206,8 @@ def build(bwrap: str, argv: Sequence[str], *, scratch: str,
     mounts.append(("--bind", scratch, scratch))
     for host, inside in ro_binds:
         mounts.append(("--ro-bind", host, inside))
+    for host, inside in rw_binds:  # a folder two sandboxes of one grading share (proxied.py)
+        mounts.append(("--bind", host, inside))
 
     cmd = [bwrap, "--unshare-all"]
     if feats.get("disable_userns"):

@@ -67,13 +67,15 @@ class _Job:
     owned: list[int]                   # passed descriptors, closed by run_sandboxed
     readers: dict
     warnings: list[str] = field(default_factory=list)
+    rw_binds: list[tuple[str, str]] = field(default_factory=list)
 
 
 def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str] = (),
                   scratch: str | None = None, env: dict[str, str] | None = None,
                   limits: Limits | None = None, device: str = "cpu", *,
                   isolation: str = "auto", monitor=None, pass_fds: Sequence[int] = (),
-                  readers: dict | None = None) -> SandboxResult:
+                  readers: dict | None = None,
+                  rw_binds: Iterable[tuple[str, str] | str] = ()) -> SandboxResult:
     """Run ``argv`` with ``scratch`` as cwd and only writable place; see the module doc.
 
     ``ro_binds``: (host_path, inside_path) pairs or plain paths (same path inside). Without
@@ -90,11 +92,15 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
     ``readers``: {read end: callback(bytes)}, fed as data arrives and once more after the
     run ends; a callback that returns a true value stops the run as output_exceeded. The
     caller closes these.
+    ``rw_binds``: writable folders besides the scratch dir, as ``ro_binds`` (same path inside
+    without bwrap): a folder two sandboxes of one grading share (grading/proxied.py). The
+    caller owns it: its size cap, its modes, its removal.
     """
     owned = list(pass_fds)
     try:
         return _checked(argv, ro_binds, scratch, env, limits, device, isolation=isolation,
-                        monitor=monitor, owned=owned, readers=dict(readers or {}))
+                        monitor=monitor, owned=owned, readers=dict(readers or {}),
+                        rw_binds=rw_binds)
     finally:
         for fd in owned:
             _close(fd)
@@ -113,7 +119,7 @@ def child_pipe() -> tuple[int, int]:
 
 
 def _checked(argv, ro_binds, scratch, env, limits, device, *, isolation, monitor, owned,
-             readers) -> SandboxResult:
+             readers, rw_binds=()) -> SandboxResult:
     limits = limits or Limits()
     if any(fd < FIRST_PASSED_FD for fd in owned):
         raise ValueError(f"pass_fds must be >= {FIRST_PASSED_FD} (see child_pipe)")
@@ -131,15 +137,16 @@ def _checked(argv, ro_binds, scratch, env, limits, device, *, isolation, monitor
         raise SandboxError(f"scratch dir {scratch} does not exist")
     scratch = os.path.abspath(scratch)
     binds = normalize_binds(ro_binds)
+    writable = normalize_binds(rw_binds)
     warnings = []
     if mode != "bwrap":
         warnings += [f"{h} cannot be shown at {i} without bwrap; it is at {h}"
-                     for h, i in binds if h != i]
+                     for h, i in binds + writable if h != i]
     job = _Job(list(argv), scratch, binds,
                _environment(env, scratch, private_tmp=mode == "bwrap"), limits, device,
-               monitor, owned, readers, warnings)
+               monitor, owned, readers, warnings, writable)
 
-    needed = [scratch] + [h for h, _ in binds] + bwrap.python_roots(argv[0])
+    needed = [scratch] + [h for h, _ in binds + writable] + bwrap.python_roots(argv[0])
     if os.path.isabs(argv[0]):
         needed.append(argv[0])
     with accounts.acquire() as acct:
@@ -319,7 +326,7 @@ def _command(job: _Job, probe: Probe, mode: str, acct, layers: dict, fds: list[i
             probe.bwrap_path, pid1.wrap(argv), scratch=scratch, ro_binds=binds, env=env,
             tmp_bytes=limits.tmp_mb * limits_mod.MIB, device=job.device,
             feats=probe.bwrap_features, seccomp_fd=filter_fd,
-            passwd=accounts.passwd_files() if acct.dropped else None)
+            passwd=accounts.passwd_files() if acct.dropped else None, rw_binds=job.rw_binds)
         return cmd, {"PATH": "/usr/bin:/bin"}, "/", user, \
             (filter_fd,) if filter_fd is not None else ()
     if mode == "unshare":

@@ -73,3 +73,36 @@ def test_a_callback_run_on_another_thread_is_seen_there(bank):
         "    with cf.ThreadPoolExecutor(1) as ex:\n        return ex.submit(fn, x).result()\n")
     v = verdicts(grade(p, other, suite="hidden"))
     assert v["test_callbacks_come_back_to_their_thread"] != "AC"
+
+
+# ---- one temporary folder for both processes ---------------------------------------------------
+
+def test_a_file_in_the_tests_temporary_folder_is_the_submissions(bank):
+    p = bank["save-file"]
+    res = check_problem(p)
+    assert res.errors == [], res.errors
+    r = grade(p, source("save-file"))
+    assert str(r.verdict) == "AC", [(t.name, str(t.verdict), t.failure) for t in r.tests]
+    # a file left beside the target is seen by the test's listdir: the folder is one
+    litter = source("save-file").replace("        os.replace(tmp, path)\n",
+                                         "        import shutil\n        shutil.copy(tmp, path)\n")
+    v = verdicts(grade(p, litter))
+    assert v["test_example_save"] == "WA"
+
+
+def test_no_test_file_is_found_from_the_submission(bank):
+    # the shared folder holds what the two processes write, nothing else: the tests' files are
+    # mounted elsewhere, in the trusted sandbox only. A file that looks everywhere it can for
+    # a test file, and answers right only if it finds one, is not accepted.
+    p = bank["save-file"]
+    spy = source("save-file").replace("def line_count(path):\n", '''def line_count(path):
+    import os
+    roots = {"/tmp", os.path.dirname(path), os.path.dirname(os.path.dirname(path)), os.getcwd()}
+    for root in roots:
+        for folder, _, files in os.walk(root):
+            if any(f.startswith("test_") and f.endswith(".py") for f in files):
+                return 3
+    return -1
+''', 1)
+    v = verdicts(grade(p, spy, suite="hidden"))
+    assert v["test_the_submission_reads_a_file_of_the_test"] == "WA"
