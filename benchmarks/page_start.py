@@ -16,6 +16,7 @@ is printed beside the figures: on the shared 2-core box they move with it.
 
     .venv/bin/python benchmarks/page_start.py            # 5 cold + 5 cached runs, ~1 min idle
     .venv/bin/python benchmarks/page_start.py --quick    # 1 + 1: only shows that it still runs
+    .venv/bin/python benchmarks/page_start.py --no-build-snapshot   # the first visit before issue 19
 """
 
 from __future__ import annotations
@@ -86,15 +87,24 @@ class Server:
             self.proc.kill()
 
 
-def one_profile(pw, url: str, profile: Path) -> tuple[dict, dict]:
+# What the worker fetched: [name, start, end, bytes over the wire], ms from the worker's start.
+RESOURCES = """() => performance.getEntriesByType('resource').map(
+  (e) => [e.name.split('?')[0].split('/').pop(), e.startTime, e.responseEnd, e.transferSize])"""
+
+
+def one_profile(pw, url: str, profile: Path, no_build_snapshot: bool = False) -> tuple[dict, dict]:
     """(cold, cached) figures of one fresh profile: open the page, wait for its snapshot, reload."""
     ctx = pw.chromium.launch_persistent_context(str(profile), executable_path=CHROMIUM, args=FLAGS,
                                                 viewport={"width": 1366, "height": 900})
     try:
+        if no_build_snapshot:
+            # As before the build made one (or with a build whose snapshot is missing).
+            ctx.route("**/static/vendor/snapshot/**", lambda route: route.fulfill(status=404, body=""))
         page = ctx.new_page()
         page.goto(url)
         page.wait_for_function(READY, timeout=120_000)
         cold = page.evaluate(READ)
+        cold["resources"] = page.workers[0].evaluate(RESOURCES) if page.workers else []
         page.wait_for_function("() => window.kvpTimings.snapshotBytes > 0 || window.kvpTimings.snapshotBuilt",
                                timeout=120_000)
         page.reload()
@@ -122,6 +132,8 @@ def main() -> int:
                    "the script still runs; its figures mean nothing")
     p.add_argument("--runs", type=int, default=5, help="fresh profiles (each: one cold, one cached)")
     p.add_argument("--json", help="also write every run's figures to this file")
+    p.add_argument("--no-build-snapshot", action="store_true", help="answer 404 for the build's "
+                   "snapshot, so a first visit starts Python cold (the start before issue 19)")
     args = p.parse_args()
     runs = 1 if args.quick else args.runs
     if not Path(CHROMIUM).exists():
@@ -141,7 +153,7 @@ def main() -> int:
                 for i in range(runs):
                     loads.append(os.getloadavg()[0])
                     cold, cached = one_profile(pw, f"{server.url}/problems/{pid}?lang=en",
-                                               Path(tmp) / f"profile-{i}")
+                                               Path(tmp) / f"profile-{i}", args.no_build_snapshot)
                     colds.append(cold)
                     cacheds.append(cached)
                     print(f"run {i + 1}: cold {cold['page'] / 1000:.2f} s ({cold['split']['source']}),"
@@ -161,6 +173,9 @@ def main() -> int:
         print(f"{name:<8} {sources:<10} {_fmt([r['page'] for r in rows]):>22} "
               f"{_fmt([r['worker'] for r in rows]):>18} "
               f"{statistics.median(r['workerStart'] for r in rows) / 1000:>15.2f}  {_split(rows)}")
+    print("\nwhat the worker fetched on the last cold run (ms from the worker's start):")
+    for name, start, end, size in colds[-1]["resources"]:
+        print(f"  {name:<48} {start:7.0f} -> {end:7.0f}  {size / 1e6:6.2f} MB")
     print(f"\nthe page's timing line (last cold run): {colds[-1]['line']}")
     print(f"the page's timing line (last cached run): {cacheds[-1]['line']}")
     if args.json:

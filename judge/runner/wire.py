@@ -16,7 +16,13 @@ import select
 import struct
 
 MAX_FRAME = 64 * 1024 * 1024      # bytes of one message (arrays travel whole)
-MAX_DEPTH = 48                    # nesting of one value
+MAX_DEPTH = 256                   # nesting of one value (py-match-eval: a 200-deep expression)
+# the same in JSON: a dict level is three ({"D": [[k, v]]}), a list two, the frame a few more;
+# the C decoder's own recursion is far below the interpreter's limit at this depth
+MAX_JSON_DEPTH = 3 * MAX_DEPTH + 8
+# both processes' recursion limit: a call nested across the proxy costs several frames on each
+# side (a memoized fib(200) of the test's function: 200 nested calls; this allows about 850)
+NESTED_RECURSION_LIMIT = 6000
 MAX_ITEMS = 2_000_000             # scalars and containers in one message
 MAX_INT_DIGITS = 4000
 _INT_BOUND = 10 ** MAX_INT_DIGITS
@@ -111,7 +117,7 @@ class Channel:
 
 
 def parse(data: bytes) -> dict:
-    short = len(data) < _SHORT and data.count(b"[") + data.count(b"{") <= MAX_DEPTH
+    short = len(data) < _SHORT and data.count(b"[") + data.count(b"{") <= MAX_JSON_DEPTH
     try:
         msg = _DECODE(data.decode("utf-8"))
     except (ValueError, RecursionError) as e:
@@ -131,7 +137,7 @@ def _measure(value) -> None:
         count += 1
         if count > MAX_ITEMS:
             raise WireError(f"a message with more than {MAX_ITEMS} items")
-        if depth > MAX_DEPTH + 4:
+        if depth > MAX_JSON_DEPTH:
             raise WireError(f"a message nested deeper than {MAX_DEPTH}")
         if isinstance(v, dict):
             stack.extend((x, depth + 1) for x in v.values())

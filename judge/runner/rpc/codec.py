@@ -27,6 +27,7 @@ from ..wire import (
 from .classes import as_method
 from .inplace import snapshot
 from .peertypes import RemoteClass, class_info, make_class, typed_class
+from .typeforms import decode_form, encode_form
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 from .stdvalues import STD_TAGS, decode_std, encode_std
 
@@ -101,6 +102,9 @@ class Codec:
         self.wrapped: dict[types.FunctionType, Remote] = {}
         self.displaced: dict[tuple[type, str], object] = {}  # (class, name) -> its descriptor
         self.class_had: dict[tuple[type, str], object] = {}  # what it held before a set
+        # the peer's TypedDicts rebuilt here (typeforms.py): its handle -> mine, and back
+        self.typeddicts: dict[int, type] = {}
+        self.typeddict_of: dict[type, int] = {}
         self.module_had: dict[str, object] = {}  # my module's names before the peer set them
         # arrays held in attributes of my objects, read by the peer, that it may write back
         # into (numbered apart from handles: no request can name one), and the peer's such
@@ -177,6 +181,9 @@ class Codec:
             return {"SM" if t is staticmethod else "CM": self.encode(v.__func__, d)}
         if t is types.FunctionType and v in self.wrapped:
             return self.encode(self.wrapped[v], d)  # the peer's own function, installed here
+        form = encode_form(self, v, d)  # list[int], Optional[...], a TypedDict (typeforms.py)
+        if form is not None:
+            return form
         std = encode_std(v, t)
         return self._handle(v) if std is None else std
 
@@ -320,6 +327,8 @@ class Codec:
             return obj
         if "R" in v:
             return self._remote(v)
+        if "TF" in v:
+            return decode_form(self, v)
         if any(k in v for k in STD_TAGS):
             return decode_std(v)
         raise WireError("a value of no known kind")
@@ -418,15 +427,16 @@ class Codec:
     def encode_exc(self, e: BaseException, depth: int = 0) -> dict:
         cls = type(e)
         base = _builtin_base(cls)
-        group = isinstance(e, BaseExceptionGroup) and depth < MAX_GROUP_DEPTH
+        group = e if isinstance(e, BaseExceptionGroup) and depth < MAX_GROUP_DEPTH else None
         try:
-            text = str(e.message if group else e)  # a group's str() appends its count
+            text = str(e if group is None else group.message)  # str() appends the count
         except Exception:
             text = f"<{cls.__name__}>"
         out: dict[str, object] = {"n": cls.__name__[:100], "b": base.__name__,
                                   "m": text[:MAX_TEXT]}
-        if group:  # `except*` and `eg.exceptions` on the other side: its members cross too
-            out["g"] = [self.encode_exc(x, depth + 1) for x in e.exceptions[:MAX_GROUP_ITEMS]]
+        if group is not None:  # `except*` and `eg.exceptions` on the other side: members too
+            out["g"] = [self.encode_exc(x, depth + 1)
+                        for x in group.exceptions[:MAX_GROUP_ITEMS]]
         if base is not cls and cls not in self._mirror_of:
             out["c"] = self.encode(cls)
         elif cls in self._mirror_of:

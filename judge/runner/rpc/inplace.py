@@ -61,7 +61,10 @@ def snapshot(c):
         return set(c)
     if t is bytearray:
         return bytes(c)
-    return c.detach().clone() if is_tensor(c) else c.copy()
+    if is_tensor(c):
+        before = c.detach().clone()
+        return before.requires_grad_(True) if c.requires_grad else before
+    return c.copy()
 
 
 def changed(c, before) -> bool:
@@ -77,7 +80,8 @@ def changed(c, before) -> bool:
         return bytes(c) != before
     if is_tensor(c):
         import torch
-        return c.shape != before.shape or not torch.equal(c.detach(), before)
+        return c.shape != before.shape or c.requires_grad != before.requires_grad or \
+            not torch.equal(c.detach(), before.detach())
     import numpy as np
     return c.shape != before.shape or not np.array_equal(c, before, equal_nan=True)
 
@@ -173,6 +177,9 @@ def put_value(orig, new) -> None:
         import torch
         with torch.no_grad():
             orig.copy_(new.to(orig.device, orig.dtype))
+        if orig.is_leaf and orig.requires_grad != new.requires_grad and \
+                (orig.is_floating_point() or orig.is_complex()):
+            orig.requires_grad_(new.requires_grad)  # `p.requires_grad_(False)`: freezing
     else:
         import numpy as np
         if not is_ndarray(new) or new.shape != orig.shape:
