@@ -8,8 +8,8 @@ reference stack kept warm.
 reference observations of every problem for this device, so the first student does not pay
 for them; the reference files are then kept in memory (`ReferenceCache(in_memory=True)`: read
 again only when they change on disk). Each grading still runs the submission in a fresh
-sandboxed child: with JUDGE_WARM=1, a fork of the problem's warm zygote
-(grading/warm_pool.py), which `warm` starts for every problem too.
+sandboxed child: a fork of the problem's warm zygote (grading/warm_pool.py; JUDGE_WARM=0 for
+a cold one), which `warm` starts for every problem too.
 """
 
 from __future__ import annotations

@@ -57,10 +57,11 @@ _default = [False]
 
 
 def use_by_default() -> None:
-    """This process grades many files. Warm stays opt-in (JUDGE_WARM=1) for now: on a fresh
-    clone's CI one accepted file of 144 got WA warm and AC cold, once in two full runs, and the
-    cause is not found yet; a verdict that depends on the path is worse than a slower one."""
-    _default[0] = False
+    """This process grades many files: its suite runs fork from warm zygotes unless
+    JUDGE_WARM=0. (It was opt-in while two warm-only faults were open: a clone's venv under
+    /tmp hidden by each fork's fresh /tmp, and the results pipe's fd number past the run's
+    RLIMIT_NOFILE; both are fixed, docs/SANDBOX.md section 6.)"""
+    _default[0] = True
 
 
 def enabled() -> bool:
