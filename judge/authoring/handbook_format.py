@@ -26,6 +26,11 @@ DIFFICULTY = {"简单": "easy", "中等": "medium", "困难": "hard",
 KNOWN_KEYS = {"title", "chapter", "difficulty", "tags", "requires"}
 # What a problem may need: PyTorch, a CUDA device (from Python), or a local machine (no browser).
 RUNTIMES = {"torch", "cuda", "local"}
+# A requirement the handbook meets with a runtime module's `install()` rather than a package:
+# its judge calls `tritonkit.install()` before importing the solution and the tests when
+# "triton" is among a problem's requirements, and `import triton` then finds its simulator
+# (minitl) or real Triton. Whether the runtime folder has it is settled by import_runtime.
+INSTALLED_BY = {"triton": "tritonkit"}
 # What says the problem is written in C++ or CUDA C++, which this judge cannot build or run.
 NATIVE_REQUIREMENTS = {"cuda_kernel", "cuda-kernel", "cpp", "c++", "cxx", "cuda_cpp", "nvcc"}
 NATIVE_SUFFIXES = {".cu", ".cuh", ".cpp", ".cc", ".cxx", ".c", ".h", ".hpp"}
@@ -235,7 +240,8 @@ def read_problem(folder: Path) -> HandbookProblem:
         if key in meta and not isinstance(meta[key], list):
             raise Refused(f"problem.md: broken front matter: `{key}` must be a list ([a, b])")
     requires = [r.lower() for r in meta.get("requires", [])]
-    lacking = [r for r in requires if r not in RUNTIMES and not _importable(r)]
+    lacking = [r for r in requires if r not in RUNTIMES and r not in INSTALLED_BY
+               and not _importable(r)]
     if lacking:
         raise Refused(f"problem.md: requires {', '.join(lacking)}, which the grading "
                       f"environment does not have (no Python module of that name is installed; "

@@ -13,15 +13,23 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import stat
 import sys
 from pathlib import Path
 
-from judge.authoring.handbook_format import HandbookProblem, Refused
+from judge.authoring.handbook_format import INSTALLED_BY, HandbookProblem, Refused
 from judge.authoring.import_check import _available, imported_modules
 from judge.authoring.import_guard import read_bytes
 
 OURS = frozenset({"checker", "solution", "judge_runner", "pytest"})
+
+# The handbook reads a problem's requirements off the front matter and off the code (INSTALLED_BY,
+# judge/authoring/handbook_format.py, says which are met by a runtime module's install()).
+_REQUIRES_BY_CODE = {
+    "numpy": re.compile(r"^\s*(import|from)\s+(numpy|gpusim|tritonkit|triton)\b", re.M),
+    "triton": re.compile(r"^\s*(import|from)\s+(triton|tritonkit)\b", re.M),
+}
 
 
 def find_runtime(path: Path) -> Path | None:
@@ -66,17 +74,54 @@ def _top_level_imports(source: str) -> set[str]:
     return out
 
 
+def all_requires(hp: HandbookProblem) -> list[str]:
+    """The handbook's `all_requires`: the front matter's `requires` and what the test, solution
+    and starter import (numpy, triton), sorted."""
+    code = "\n".join((hp.tests, hp.solution, hp.starter))
+    return sorted(set(hp.requires) | {r for r, line in _REQUIRES_BY_CODE.items()
+                                      if line.search(code)})
+
+
+def _where(runtime: dict[str, Path]) -> str:
+    return (f"the runtime folder {runtime[next(iter(runtime))].parent} has "
+            f"{', '.join(sorted(runtime))}" if runtime else
+            "no runtime folder was found: a clone's practice/runtime/ beside "
+            "practice/problems/, or one given with --runtime DIR")
+
+
+def plan_install(hp: HandbookProblem, runtime: dict[str, Path]) -> list[str]:
+    """The runtime modules whose `install()` must run before the problem's solution and tests
+    are imported (`[handbook] install`). Raises Refused when a requirement needs one the
+    runtime folder lacks and the grading environment does not have the package itself."""
+    out = []
+    for req in all_requires(hp):
+        module = INSTALLED_BY.get(req)
+        if module is None:
+            continue
+        if module in runtime:
+            out.append(module)
+        elif not _available(req):
+            raise Refused(f"it needs `{req}` (its code imports it), which the handbook's judge "
+                          f"provides by calling `{module}.install()` first; `{req}` is not "
+                          f"installed in the grading environment and there is no `{module}` "
+                          f"runtime module ({_where(runtime)}), so it could not run here")
+    return out
+
+
 def plan_modules(hp: HandbookProblem, runtime: dict[str, Path]) -> list[str]:
     """The runtime modules the problem needs, in order (those its test, solution or starter
-    import, and those these import in turn). Raises Refused when its test or solution imports,
-    unconditionally, a module neither installed here nor in the runtime folder."""
-    own = OURS | {p.stem for p in hp.extra_files}
+    import, those these import in turn, and those `plan_install` names). Raises Refused when
+    its test or solution imports, unconditionally, a module neither installed here nor in the
+    runtime folder nor installed by one of its install modules."""
+    installs = plan_install(hp, runtime)
+    own = OURS | {p.stem for p in hp.extra_files} | \
+        {req for req, module in INSTALLED_BY.items() if module in installs}
     files = {"test.py": hp.tests, "solution.py": hp.solution, "starter.py": hp.starter}
     for extra in hp.extra_files:
         if extra.suffix == ".py":
             files[extra.name] = read_bytes(extra).decode("utf-8", errors="replace")
     wanted: list[str] = []
-    todo = [name for text in files.values() for name in sorted(imported_modules(text))]
+    todo = installs + [name for text in files.values() for name in sorted(imported_modules(text))]
     while todo:
         name = todo.pop(0)
         if name in own or name in wanted or name in sys.stdlib_module_names \
@@ -88,13 +133,9 @@ def plan_modules(hp: HandbookProblem, runtime: dict[str, Path]) -> list[str]:
     for where in ("test.py", "solution.py"):
         for name in sorted(_top_level_imports(files[where]) - own - set(wanted)):
             if not _available(name):
-                found = (f"the runtime folder {runtime[next(iter(runtime))].parent} has "
-                         f"{', '.join(sorted(runtime))}" if runtime else
-                         "no runtime folder was found: a clone's practice/runtime/ beside "
-                         "practice/problems/, or one given with --runtime DIR")
                 raise Refused(f"its {where} imports `{name}`, which is neither installed in the "
-                              f"grading environment nor a runtime module ({found}), so it "
-                              "could not run here")
+                              f"grading environment nor a runtime module ({_where(runtime)}), "
+                              "so it could not run here")
     return wanted
 
 
@@ -131,3 +172,15 @@ def install_runtime(base: Path, name: str, src: Path, *, source_url: str | None,
     side.write_text(meta, encoding="utf-8")
     return (f"{'replaced' if replaced else 'installed'} the handbook runtime module `{name}` "
             f"as {dest} (from {src}; licence {licence.get('licence', '?')}, in {side.name})")
+
+
+def install_note(name: str) -> str:
+    """What `judge import` says of an install module; for tritonkit, which Triton the server
+    will give (cheap to tell: whether the package is installed here)."""
+    what = ""
+    if name == INSTALLED_BY["triton"]:
+        what = ("; on this machine the simulator (minitl): triton is not installed"
+                if not _available("triton") else
+                "; real Triton on a CUDA run (triton is installed here), the simulator on a CPU run")
+    return (f"install step: `{name}.install()` runs before the solution and the tests in every "
+            f"process that imports them (the page's with prefer_real=False){what}")

@@ -27,7 +27,8 @@ from pathlib import Path
 from judge.authoring.handbook_format import NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused, read_problem
 from judge.authoring.import_check import needs_server
 from judge.authoring.import_guard import MAX_FOLDERS, Unsafe, is_plain_dir, read_bytes
-from judge.authoring.import_runtime import find_runtime, install_runtime, plan_modules, runtime_modules
+from judge.authoring.import_runtime import (find_runtime, install_note, install_runtime, plan_install,
+                                            plan_modules, runtime_modules)
 from judge.authoring.test_split import Split, split_tests
 from judge.problem import REPO_ROOT, Problem, ProblemError, parse_config, problems_root
 
@@ -142,7 +143,7 @@ def _list(items) -> str:
 
 
 def problem_toml(hp: HandbookProblem, number: int, reference: str, *, source_url: str | None,
-                 attribution: str | None, modules=()) -> str:
+                 attribution: str | None, modules=(), install=()) -> str:
     torch = "torch" in hp.requires or "cuda" in hp.requires
     requires = (["torch"] if torch else []) + (["cuda"] if "cuda" in hp.requires else [])
     server_only = needs_server({"test.py": hp.tests, "solution.py": hp.solution,
@@ -173,7 +174,7 @@ module = "solution"
 
 [handbook]
 modules = {_list(["checker", *modules])}
-
+{f"install = {_list(install)}   # their install() runs before the solution and the tests{chr(10)}" if install else ""}
 [reference]
 path = {_s(reference)}
 
@@ -317,6 +318,7 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
             seen[hp.slug] = hp.key
             available = runtime_modules(rt)
             modules = plan_modules(hp, available)
+            install = plan_install(hp, available)
             for name in modules:  # before the problem, whose modules must resolve when read
                 note = install_runtime(bank.parent, name, available[name], source_url=source_url,
                                        licence=LICENCE, licence_url=LICENCE_URL,
@@ -325,7 +327,7 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
                     res.notes.append(note)
             res.imported.append(_import_one(hp, bank, by_slug, used, number, base,
                                             source_url=source_url, attribution=attribution,
-                                            modules=modules))
+                                            modules=modules, install=install))
         except (Refused, ProblemError, Unsafe) as e:
             res.refused.append((str(hp.folder), str(e)))
     return res
@@ -364,6 +366,8 @@ def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number
     if source.get("modules"):
         notes.append("runtime modules (the handbook's, in the bank's reference/): "
                      + ", ".join(source["modules"]))
+    for name in source.get("install") or ():
+        notes.append(install_note(name))
     if split.hidden_helpers:
         notes.append("kept out of the public tests (only hidden tests use them): "
                      + ", ".join(split.hidden_helpers))

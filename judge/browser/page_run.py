@@ -32,6 +32,7 @@ import time
 import types
 
 from judge import runner as runner_package
+from judge.runner import install_step
 from judge.judging.bounded import strict_dumps
 from judge.judging.child_log import ChildLog
 from judge.judging.report import Failure, Report, TestResult
@@ -76,7 +77,7 @@ def run(spec: dict) -> dict:
     """Runs `spec["tests"]` against `spec["source"]` imported as `spec["module"]`.
 
     spec keys: module, source, tests ({"public/test_x.py": text, helpers...}), handbook
-    ({module name: source}), expected ({test name: the reference's entry, as
+    ({module name: source}), install (the names of `[handbook] install`, optional), expected ({test name: the reference's entry, as
     `judge.public_expectations` gives it} or None to check the tests' own assertions only),
     weights ({test name: weight}, optional), hints (the problem's hints.toml hints, optional:
     the report shows those its first failure meets), python (the grading Python, "3.11": its grammar
@@ -106,6 +107,8 @@ def run(spec: dict) -> dict:
     try:
         sys.stdout = sys.stderr = out
         os.chdir(os.path.join(root, "scratch"))
+        # `[handbook] install` (tritonkit), as the handbook's browser runner: the simulator only
+        install_step.run(list(spec.get("install") or []), prefer_real=False)
         imported, missing = _import_submission(module, writer)
         skips = _run_pytest(suite_dir, writer) if imported else {}
     finally:

@@ -28,6 +28,7 @@ from judge.judging.clock import PhaseClock, TimeLimits, slept, suite_wall_net
 from judge.judging.clock import Usage as ClockUsage
 from judge.judging.run_record import RunRecord
 from judge.problem import Problem
+from judge.runner.install_step import ENV as INSTALL_ENV
 from judge.sandbox import Limits, child_pipe, run_sandboxed
 from judge.sandbox.result import StopReason
 from judge.sandbox.usage import Usage
@@ -68,6 +69,9 @@ def child_env(problem, view: View, sub_dir: Path, device: str) -> dict[str, str]
     visible = settings().cuda_visible_devices
     if device == "cuda" and visible:
         env["CUDA_VISIBLE_DEVICES"] = visible
+    install = getattr(getattr(problem.config, "handbook", None), "install", None)
+    if install:  # both processes of an imported problem call these first (runner/install_step.py)
+        env[INSTALL_ENV] = ",".join(install)
     return env
 
 

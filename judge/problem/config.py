@@ -44,8 +44,12 @@ class SubmissionConfig(_Strict):
 
 class HandbookConfig(_Strict):
     modules: list[str] = []
+    # modules whose `install()` every process that imports the solution or the tests calls
+    # first (the handbook's `tritonkit`: `import triton` then gets a simulator, or real Triton
+    # where it and a CUDA device exist); each one of `modules`, so it is mounted where it runs
+    install: list[str] = []
 
-    @field_validator("modules")
+    @field_validator("modules", "install")
     @classmethod
     def _identifiers(cls, v: list[str]) -> list[str]:
         # a module name becomes a path under the handbook folder: `../x` would mount any file
@@ -55,6 +59,16 @@ class HandbookConfig(_Strict):
                 raise ValueError(f"{name!r} is not a module name (letters, digits and _, "
                                  "no dots or slashes)")
         return v
+
+    @model_validator(mode="after")
+    def _installed_are_mounted(self) -> "HandbookConfig":
+        missing = [n for n in self.install if n not in self.modules]
+        if missing:
+            raise ValueError(f"install names {', '.join(missing)}, which `modules` does not "
+                             "list: a module to install must be one the problem mounts")
+        if len(set(self.install)) != len(self.install):
+            raise ValueError("install names a module twice")
+        return self
 
 
 class ReferenceConfig(_Strict):

@@ -27,7 +27,7 @@ import sys
 import threading
 import time
 
-from . import plugin
+from . import install_step, plugin
 from .errors import describe_import_error
 from .events import EventWriter, now
 
@@ -133,6 +133,7 @@ def main(argv=None) -> int:
                 S.limits = {str(k): float(v) for k, v in json.load(f).items()}
         plugin.start_watchdog()
         S.run_mode, S.proxied = args.run_mode, bool(args.proxy)
+        install_step.run()  # `[handbook] install`: before the solution and the tests
         status = connect_submission(args, writer) if args.proxy else \
             import_submission(args, writer)
         if status:

@@ -20,10 +20,10 @@ import os
 import sys
 import threading
 
-from . import shared_tmp
+from . import install_step, shared_tmp
 from .errors import describe_import_error
 from .rpc import Endpoint
-from .wire import Channel, WireError
+from .wire import NESTED_RECURSION_LIMIT, Channel, WireError
 
 MAX_ERROR_TEXT = 4000
 # workers for the tests' threads: each is a thread here, and threads count against the sandbox's
@@ -40,9 +40,13 @@ def main(argv=None) -> int:
     p.add_argument("--submission", required=True)
     args = p.parse_args(argv)
     ch = Channel(args.in_fd, args.out_fd)
+    # every call nested across the proxy (a memoized recursion of the test's function, fib(200)
+    # in py-retry-memoize) costs several frames here and in the tests' process
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), NESTED_RECURSION_LIMIT))
     shared_tmp.share()  # the test's temporary folders are the submission's too
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
+    install_step.run()  # `[handbook] install` (tritonkit): before the student's module
     try:
         module = importlib.import_module(args.module)
     except BaseException as exc:  # noqa: BLE001  the file does not import

@@ -48,6 +48,7 @@ def get_problem(request: Request, problem_id: str) -> dict:
         "starter": p.starter_source,
         "public_tests": p.public_files(),
         "handbook": p.handbook_sources(),
+        "handbook_install": list(p.config.handbook.install),  # the page's Run calls these first
         "public_expectations": expectations,
         "expectations_error": why,
         "limits": {**p.limits.model_dump(), "browser_run_timeout_s": ctx.settings.browser_run_timeout_s,

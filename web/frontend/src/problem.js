@@ -322,6 +322,7 @@ async function runTests() {
     source: code(),
     tests: problem.public_tests,
     handbook: problem.handbook,
+    install: problem.handbook_install || [],
     expected: problem.public_expectations,
     // Submit's Python: its grammar decides CE, whatever the page's newer Python accepts.
     python: problem.grading_python,
