@@ -49,6 +49,8 @@ PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_s
 NO_GZIP_SUFFIXES = (".wasm", ".zip", ".whl", ".png", ".jpg", ".gz", ".memory", ".files", "/events")
 # Files the build also writes gzipped (name + ".gz"): sent as they are to browsers accepting gzip.
 PRECOMPRESSED = {".wasm": b"application/wasm", ".mjs": b"text/javascript; charset=utf-8",
+                 # the page bundles (web/frontend/build.mjs writes their .gz)
+                 ".js": b"text/javascript; charset=utf-8", ".css": b"text/css; charset=utf-8",
                  # the build's snapshot of the page's Python (web/frontend/src/make_snapshot.js)
                  ".memory": b"application/octet-stream", ".files": b"application/octet-stream"}
 
