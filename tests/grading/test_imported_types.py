@@ -468,3 +468,31 @@ def test_malformed_annotations_are_the_peers_protocol_error():
             ep.decode(bad)
     os.close(r)
     os.close(w)
+
+
+def test_the_trusted_side_refuses_the_new_requests_from_the_submission():
+    """What the submission could ask of the trusted side directly (its own process holds the
+    endpoint): no subclass of the tests' classes, no copy of their objects, no `_` key or
+    function or class through `__dict__`."""
+    from types import SimpleNamespace
+
+    from judge.runner.rpc.operations import perform
+    r, w = os.pipe()
+    ep = Endpoint(Channel(r, w), guarded=True)
+
+    class Mine:
+        pass
+
+    obj = SimpleNamespace(shown=1, _hidden=2)
+    refused = [("subclass", None, ["X", [Mine], {}, {}, {}, {}]), ("copy", obj, []),
+               ("deepcopy", obj, []), ("pickled", obj, []), ("vget", obj, ["_hidden"]),
+               ("vset", obj, ["_hidden", 3]), ("vdel", obj, ["_hidden"]),
+               ("vget", Mine, ["__module__"]), ("vset", Mine, ["x", 1]),
+               ("vkeys", perform, [])]
+    for op, target, args in refused:
+        with pytest.raises(ProxyRefused):
+            perform(ep, op, target, args, {})
+    assert perform(ep, "vkeys", obj, [], {}) == ["shown"]
+    assert perform(ep, "vget", obj, ["shown"], {}) == 1 and obj._hidden == 2
+    os.close(r)
+    os.close(w)

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from judge.runner.rpc import Endpoint, Remote
+from judge.runner.rpc import Endpoint
 from judge.runner.wire import Channel, WireError
 
 REPO = Path(__file__).resolve().parents[2]

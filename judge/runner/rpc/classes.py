@@ -112,8 +112,9 @@ def make_subclass(ep, name, bases, body, props, kwargs, meta) -> type:
     for k, parts in props.items():
         if not (isinstance(parts, list) and len(parts) == 3):
             raise TypeError("a malformed property")
-        ns[k] = property(*(as_method(ep, f) if isinstance(f, Remote) and "f" in f._kinds else f
-                           for f in parts))
+        fget, fset, fdel = (as_method(ep, f) if isinstance(f, Remote) and "f" in f._kinds
+                            else f for f in parts)
+        ns[k] = property(fget, fset, fdel)
     for key, attr in (("module", "__module__"), ("qualname", "__qualname__")):
         if isinstance(meta.get(key), str):
             ns[attr] = meta[key][:200]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import builtins
 import collections.abc
 import enum
+import inspect
 import threading
 import types
 import weakref
@@ -27,9 +28,9 @@ from ..wire import (
 from .classes import as_method
 from .inplace import snapshot
 from .peertypes import RemoteClass, class_info, make_class, typed_class
-from .typeforms import decode_form, encode_form
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 from .stdvalues import STD_TAGS, decode_std, encode_std
+from .typeforms import decode_form, encode_form
 
 MAX_HANDLES = 500_000
 MAX_TEXT = 4000
@@ -117,6 +118,7 @@ class Codec:
         # the trusted side's threads are served concurrently (endpoint.py): a handle's number
         # must be given once
         self.export_lock = threading.Lock()
+        self.gen_stubs: dict[int, types.FunctionType] = {}  # handle -> served.gen_stub
 
     # ---- mine, out ------------------------------------------------------------------------
 
@@ -145,6 +147,9 @@ class Codec:
             return {"H": v._hid}  # the peer's own object goes back as itself
         if isinstance(v, type) and v in self._mirror_of:
             return {"H": self._mirror_of[v]}
+        if t is types.FunctionType and (sr := v.__dict__.get("_served_remote")) is not None \
+                and sr._ep is self:
+            return {"H": sr._hid}  # the peer's generator function (served.gen_stub)
         if t is RemoteClass and v.__dict__.get("_rc_ep") is self:
             return {"H": v._rc_hid}  # the peer's own class
         d = depth + 1
@@ -193,6 +198,8 @@ class Codec:
             kinds += "c"
         if type(v) is types.FunctionType:  # set on a class, it binds (classes.py)
             kinds += "f"
+            if not self.guarded and v.__code__.co_flags & inspect.CO_GENERATOR:
+                kinds += "g"  # a generator function, for what tells one (served.py)
         # not asyncio.iscoroutine: before 3.12 it takes a plain generator for one, which
         # then could not be iterated in a sync test
         coroutine = isinstance(v, (types.CoroutineType, collections.abc.Coroutine))
@@ -211,8 +218,9 @@ class Codec:
         if isinstance(v, type) and issubclass(v, BaseException):
             out["x"] = _builtin_base(v).__name__
         elif not self.guarded and typed_class(v):
-            if out["R"] not in self.classes_told:  # the first time: what the type is
-                self.classes_told.add(out["R"])
+            hid = self.export(v)
+            if hid not in self.classes_told:  # the first time: what the type is
+                self.classes_told.add(hid)
                 out["t"] = class_info(self, v)
         elif not self.guarded and not isinstance(v, (type, types.FunctionType,
                                                      types.ModuleType)):
@@ -380,6 +388,13 @@ class Codec:
                 self.meta[hid] = (v["q"][:200], doc[:MAX_TEXT] if isinstance(doc, str) else None)
         if "o" in r._kinds:  # a real coroutine here too: create_task and asyncio.run take it
             return _awaited(r)
+        if "g" in r._kinds and self.guarded:
+            # a generator function of the submission's: a real one here (served.gen_stub)
+            stub = self.gen_stubs.get(hid)
+            if stub is None:
+                from .served import gen_stub  # served.py builds on this module
+                stub = self.gen_stubs[hid] = gen_stub(r)
+            return stub
         return r
 
     def _peer_methods(self, v) -> frozenset:
@@ -404,8 +419,9 @@ class Codec:
 
     def _peer_class(self, hid: int, v: dict) -> type:
         self._count()
-        name = v.get("n") if isinstance(v.get("n"), str) else "Object"
-        cls = self.peer_classes[hid] = make_class(self, hid, name[:100], v.get("t"))
+        name = v.get("n")
+        name = name[:100] if isinstance(name, str) else "Object"
+        cls = self.peer_classes[hid] = make_class(self, hid, name, v.get("t"))
         return cls
 
     def _mirror(self, hid: int, v: dict) -> type:

@@ -186,24 +186,25 @@ def _subclass_across(name: str, bases: tuple, ns: dict, kwargs: dict) -> type:
     return cls
 
 
-def _descriptor(name: str):
-    if name == "__get__":
-        def method(self, instance, owner=None):
-            return self._ep.request("callm", self._hid, "__get__", instance, owner)
-    elif name == "__set__":
-        def method(self, instance, value):
-            self._ep.request("callm", self._hid, "__set__", instance, value)
-    elif name == "__delete__":
-        def method(self, instance):
-            self._ep.request("callm", self._hid, "__delete__", instance)
-    else:
-        def method(self, owner, attr):
-            self._ep.request("callm", self._hid, "__set_name__", owner, attr)
-    method.__name__ = name
-    return method
+def _get(self, instance, owner=None):
+    return self._ep.request("callm", self._hid, "__get__", instance, owner)
 
 
-_DESCRIPTORS = {n: _descriptor(n) for n in DESCRIPTOR}
+def _set(self, instance, value):
+    self._ep.request("callm", self._hid, "__set__", instance, value)
+
+
+def _delete(self, instance):
+    self._ep.request("callm", self._hid, "__delete__", instance)
+
+
+def _set_name(self, owner, attr):
+    self._ep.request("callm", self._hid, "__set_name__", owner, attr)
+
+
+_DESCRIPTORS = dict(zip(DESCRIPTOR, (_get, _set, _delete, _set_name)))
+for _n, _f in _DESCRIPTORS.items():
+    _f.__name__ = _f.__qualname__ = _n
 
 
 def make_class(codec, hid: int, name: str, info) -> type:
@@ -234,7 +235,7 @@ def make_class(codec, hid: int, name: str, info) -> type:
         if n in FORWARDED and n != "__hash__":
             ns[n] = getattr(_Callable if n == "__call__" else Remote, n)
     # always set: a body with `__eq__` and no `__hash__` would make it None
-    ns["__hash__"] = Remote.__dict__["__hash__"] if info.get("h", True) is not False else None
+    ns["__hash__"] = vars(Remote)["__hash__"] if info.get("h", True) is not False else None
     for n in desc:
         if n in _DESCRIPTORS:
             ns[n] = _DESCRIPTORS[n]
@@ -244,8 +245,8 @@ def make_class(codec, hid: int, name: str, info) -> type:
         cls = RemoteClass(name if name.isidentifier() else "Object", (Remote,), ns)
     for n in abcs:
         a = ABCS.get(n)
-        if a is not None:
-            a.register(cls)
+        if isinstance(a, abc.ABCMeta):
+            a.register(cls)  # type: ignore[arg-type]
     return cls
 
 

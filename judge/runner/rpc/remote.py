@@ -137,7 +137,7 @@ class Remote:
 
 for _n in sorted(OPS):
     setattr(Remote, _n, _op(_n))
-setattr(Remote, "__hash__", Remote.__dict__["__hash__"])  # defining __eq__ unsets it otherwise
+setattr(Remote, "__hash__", vars(Remote)["__hash__"])  # defining __eq__ unsets it otherwise
 
 
 class _Callable(Remote):

@@ -135,8 +135,9 @@ def _typeddict(codec, rest: list):
                 and type(item[2]) is bool):
             raise WireError("a malformed TypedDict")
         tp = codec.decode(item[1])
-        fields[item[0]] = tp if item[2] else typing.NotRequired[tp]  # type: ignore[valid-type]
-    cls = typing.TypedDict(name if name.isidentifier() else "TypedDict", fields)
+        fields[item[0]] = tp if item[2] else typing.NotRequired[tp]
+    make: typing.Any = typing.TypedDict  # (called with a name known only now)
+    cls = make(name if name.isidentifier() else "TypedDict", fields)
     if isinstance(module, str):
         cls.__module__ = module
     codec.typeddicts[hid] = cls
