@@ -315,8 +315,10 @@ def test_parameters_frozen_by_the_submission_are_frozen_in_the_tests_model(serve
 
 
 COUNTER = '''
+import numpy as np
 COMM = {"all_reduce": 0}
 LOG = []
+WORDS = np.array(["a", "b"])
 def reduce():
     COMM["all_reduce"] += 1
     LOG.append("r")
@@ -344,6 +346,7 @@ def test_vars_of_the_stand_in_lists_the_submissions_public_names(served):
              if n.startswith("test_") and callable(f) and f.__module__ == "solution"]
     assert [n for n, _ in found] == ["test_one", "test_two"]
     assert "_helper" not in vars(solution) and "reduce" in dir(solution)
+    assert "WORDS" not in vars(solution)  # a string array cannot cross: left out, not an error
     assert list(inspect.signature(found[0][1]).parameters) == ["parse_size"]
     found[0][1](lambda s: int(s))
     with pytest.raises(AssertionError):

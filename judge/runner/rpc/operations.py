@@ -47,7 +47,7 @@ def perform(ep, op: str, target, args, kwargs):
         if ep.guarded or ep.root is None:
             raise ProxyRefused("the tests' modules cannot be listed from here")
         return {n: v for n, v in list(vars(ep.root).items())[:MAX_NAMES]
-                if isinstance(n, str) and not n.startswith("_")}
+                if isinstance(n, str) and not n.startswith("_") and _crosses(ep, v)}
     if op in ("rootset", "rootdel"):  # the tests set a name of the student's module
         if ep.guarded or ep.root is None:
             raise ProxyRefused("the tests' modules cannot be changed from here")
@@ -143,6 +143,16 @@ def _attribute_dict(ep, op: str, target, args):
         return None
     del own[key]
     return None
+
+
+def _crosses(ep, value) -> bool:
+    """A module-level value that cannot cross (a string array, a value nested too deep) is left
+    out of the listing rather than failing it."""
+    try:
+        ep.encode(value)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def is_held(target, name: str, value) -> bool:
