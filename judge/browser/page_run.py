@@ -107,8 +107,7 @@ def run(spec: dict) -> dict:
     try:
         sys.stdout = sys.stderr = out
         os.chdir(os.path.join(root, "scratch"))
-        # `[handbook] install` (tritonkit), as the handbook's browser runner: the simulator only
-        install_step.run(list(spec.get("install") or []), prefer_real=False)
+        _install(list(spec.get("install") or []))
         imported, missing = _import_submission(module, writer)
         skips = _run_pytest(suite_dir, writer) if imported else {}
     finally:
@@ -207,6 +206,22 @@ def _write_files(spec: dict) -> tuple[str, str, str]:
     sys.path[:0] = _added_paths
     _alias_runner()
     return root, os.path.join(tests, SUITE), os.path.join(sol, f"{module}.py")
+
+
+def _install(names: list[str]) -> None:
+    """`[handbook] install` (tritonkit), as the handbook's browser runner calls it: the simulator
+    only. What an earlier run's install put in sys.modules (its `triton`) is forgotten first,
+    or a later problem's `import triton` would find an old run's stand-in."""
+    for name in _installed:
+        sys.modules.pop(name, None)
+    before = set(sys.modules)
+    try:
+        install_step.run(names, prefer_real=False)
+    finally:
+        _installed[:] = [n for n in sys.modules if n not in before]
+
+
+_installed: list[str] = []
 
 
 def _write(folder: str, files: dict) -> None:
