@@ -11,10 +11,14 @@ run) and the warm one (a fork of a warm zygote, judge/grading/warm_pool.py), in 
    by the worker, grade() itself, the worker's steps beyond grade() (claim, events, storing
    the report), stored report -> `done` seen by the client;
 3. a burst of 12 (6 accepted, 6 wrong) on `judge serve --workers 2`: from the first Submit to
-   the last verdict, against the bare run (goal: <= 4x), and whether every verdict is right.
+   the last verdict, against the bare run (goal: <= 4x), and whether every verdict is right;
+4. (`profile`) where one grade() of an accepted file spends its time, per path: reference
+   observations, grading folder, each suite run and, inside them, the sandbox's steps (zygote
+   lookup, uid, grants, cgroup, the fork, the run, clean-up), judging and report
+   (grading_profile.py). The serve part's table gives the rest: database, queue, wake-up.
 
     .venv/bin/python benchmarks/grading_latency.py [PROBLEM] [--repeat N] [--device cpu]
-        [--paths cold,warm] [--parts grade,serve,burst] [--idle S] [--quick]
+        [--paths cold,warm] [--parts grade,serve,burst,profile] [--idle S] [--quick]
 
 --quick: one repetition, 1 sequential submission, a burst of 2: the script still works (a test
 runs it); its figures mean nothing. Prints tables; no asserts.
@@ -225,7 +229,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--paths", default="cold,warm")
-    ap.add_argument("--parts", default="grade,serve,burst")
+    ap.add_argument("--parts", default="grade,serve,burst,profile")
     ap.add_argument("--sequential", type=int, default=5)
     ap.add_argument("--idle", type=float, default=2.0,
                     help="seconds between a verdict and the next sequential Submit")
@@ -288,6 +292,14 @@ def main() -> None:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
     print_table(["measure", "path", "seconds", "x bare", "notes"], rows)
+    if "profile" in parts:
+        from burst_support import MIX, PROBLEM
+        from grading_profile import print_profile, profile
+
+        src = (PROBLEM / "submissions/accepted" / MIX["AC"][0]).read_text()
+        for path in paths:
+            print_profile(f"{PROBLEM.name}'s accepted {MIX['AC'][0]}", path,
+                          profile(load_problem(PROBLEM), src, path, args.repeat))
     if trips:
         print(f"\nwhere a sequential Submit's time goes (medians, seconds; the next Submit "
               f"{args.idle:g} s after each verdict):")

@@ -30,6 +30,10 @@ sys.path[:0] = [str(REPO), str(REPO / "tests")]
 STEPS = ["zygote lookup", "slot uid", "grants + reachable", "cgroup create", "fork answers",
          "cgroup add", "the run (watch)", "status", "clean-up"]
 
+# the public run's phases as its report gives them (the hidden run's are logged only)
+PHASES = ["public: to the runner's start (fork, mounts, uid)", "public: the submission's import",
+          "public: pytest and the tests"]
+
 
 class _Clock:
     def __init__(self):
@@ -135,6 +139,12 @@ def profile(problem, source: str, path: str, repeat: int) -> dict:
             d["judging + report (the rest)"] = total - runs - d["grading folder"] - d.get(
                 "reference observations", 0.0)
             d["grade() total"] = total
+            ph = (r.timings.get("phases") or {}).get("public") or {}
+            for k, label in (("start_s", "public: to the runner's start (fork, mounts, uid)"),
+                             ("import_s", "public: the submission's import"),
+                             ("tests_s", "public: pytest and the tests")):
+                if ph.get(k) is not None:
+                    d[label] = float(ph[k])
             per.append(d)
             verdicts.append(str(r.verdict))
     warm_pool.close_all()
@@ -147,15 +157,15 @@ def print_profile(name: str, path: str, out: dict) -> None:
     from grading_latency import print_table
 
     m = out["medians"]
-    order = ["reference observations", "grading folder", "public suite run",
+    order = ["reference observations", "grading folder", "public suite run", *PHASES,
              "hidden suite run", *STEPS, "judging + report (the rest)", "grade() total"]
     rows = []
     for k in order:
         if k in m:
-            inside = k in STEPS
+            inside = k in STEPS or k in PHASES
             rows.append([("    " if inside else "") + k, f"{m[k]:.3f}"])
     print(f"\nwhere one grade() of {name} goes, {path} path (median per grading; the indented "
-          "steps are inside the two suite runs, summed over both): verdicts "
+          "steps: the sandbox's, summed over both suite runs; the public run's phases): verdicts "
           + ", ".join(out["verdicts"]))
     print_table(["step", "seconds"], rows)
 

@@ -21,6 +21,7 @@ QUICK = {
     "reload_vs_recompute.py": ([], ["recompute us/tok", "reload us/tok"]),
     "tiered_bandwidth.py": ([], ["direction", "plain GB/s", "pool GB/s"]),
     "grading_latency.py": (["--parts", "grade"], ["measure", "path", "x bare"]),
+    "grading_profile.py": ([], ["step", "seconds"]),
     "load.py": ([], ["mode", "graded", "per min", "mismatch"]),
     "page_start.py": ([], ["start", "source", "ready from navigation", "ready in worker"]),
 }
