@@ -318,7 +318,10 @@ COUNTER = '''
 import numpy as np
 COMM = {"all_reduce": 0}
 LOG = []
+_ORIGINAL = LOG
 WORDS = np.array(["a", "b"])
+def log_is_original():
+    return LOG is _ORIGINAL
 def reduce():
     COMM["all_reduce"] += 1
     LOG.append("r")
@@ -347,6 +350,14 @@ def test_vars_of_the_stand_in_lists_the_submissions_public_names(served):
     assert [n for n, _ in found] == ["test_one", "test_two"]
     assert "_helper" not in vars(solution) and "reduce" in dir(solution)
     assert "WORDS" not in vars(solution)  # a string array cannot cross: left out, not an error
+    vars(solution)["LOG"].append("v")  # the module's own list, as `solution.LOG` is
+    assert solution.LOG == ["v"]
+    from unittest import mock
+    with mock.patch.object(solution, "LOG", ["patched"]):  # found in __dict__: set back after
+        solution.reduce()
+        assert solution.LOG == ["patched", "r"]
+    solution.reduce()
+    assert solution.LOG == ["v", "r"] and solution.log_is_original()  # its own, not a copy
     assert list(inspect.signature(found[0][1]).parameters) == ["parse_size"]
     found[0][1](lambda s: int(s))
     with pytest.raises(AssertionError):

@@ -47,6 +47,7 @@ class Endpoint(Codec):
         self.tl = threading.local()
         self.main_thread = threading.get_ident()
         self.streams: Streams | None = None      # set by `open_streams`
+        self.served: tuple[str, ...] = ()        # the trusted side's served modules (served.py)
 
     def open_streams(self, channel: Channel, cap: int) -> None:
         """The second channel: one stream per thread of the trusted side other than its main
@@ -156,6 +157,12 @@ class Endpoint(Codec):
                 # a module-level dict (`solution.COMM["n"] = 0`): changed by the tests in the
                 # module itself, as in one process
                 reply = {"t": "res", "id": n, "ok": self.encode_held(value)}
+            elif op == "namespace" and not self.guarded and type(value) is dict:
+                # vars(solution): its lists and dicts held too, so that setting one back
+                # (mock.patch's undo) puts the module's own object there, not a copy
+                reply = {"t": "res", "id": n, "ok": {"D": [
+                    [k, self.encode_held(x) if type(x) in (list, dict, set) else self.encode(x)]
+                    for k, x in value.items()]}}
             elif op == "getattr" and self.guarded and is_lent(target, args[0], value):
                 reply = {"t": "res", "id": n, "ok": self.encode_lent(value)}
             else:
