@@ -295,6 +295,13 @@ def unflag(t):
 def overwrite(layer):
     for p in layer.parameters():
         p.data.fill_(7.0)
+def spoil(ref):
+    t = ref()
+    t.requires_grad_(False)
+    t.fill_(0.0)
+    return float(t.sum())
+def list_theirs(f):
+    return f._ep.request("namespace", None)
 '''
 
 
@@ -312,6 +319,16 @@ def test_parameters_frozen_by_the_submission_are_frozen_in_the_tests_model(serve
     # already allowed; nothing but the parameters the test's model holds
     solution.overwrite(layers[0])
     assert layers[0].weight.detach().eq(7.0).all()
+
+
+def test_the_submission_writes_into_no_tensor_of_the_tests_but_parameters(served):
+    torch = pytest.importorskip("torch")
+    solution = served(FREEZE)
+    expected = torch.ones(3, requires_grad=True)  # a test's answer, returned by its function
+    assert solution.spoil(lambda: expected) == 0.0  # the submission's copy
+    assert expected.detach().tolist() == [1.0, 1.0, 1.0] and expected.requires_grad
+    with pytest.raises(TypeError, match="cannot be listed"):
+        solution.list_theirs(lambda: None)  # no `vars()` of the tests' modules
 
 
 COUNTER = '''
