@@ -16,6 +16,7 @@ import importlib.util
 import sys
 from dataclasses import dataclass, field
 
+from judge.authoring.handbook_format import INSTALLED_BY
 from judge.problem import Problem
 
 # Python modules the browser's Python (Pyodide, in the page) does not have: tests or files that
@@ -82,6 +83,8 @@ def support_warnings(p: Problem) -> list[str]:
     own = {p.module} | {f.stem for suite in ("public", "hidden") if p.suite_dir(suite).is_dir()
                         for f in p.suite_dir(suite).glob("*.py")}
     own |= set(p.config.handbook.modules)
+    # `import triton` is met by tritonkit's install(), run before the tests (runner/install_step)
+    own |= {req for req, module in INSTALLED_BY.items() if module in p.config.handbook.install}
     out = []
     for name in sorted(test_modules(files) - own):
         if name in ("checker", "judge_runner", "pytest"):

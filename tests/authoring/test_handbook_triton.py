@@ -18,6 +18,7 @@ import pytest
 
 from judge import check_problem, load_problem
 from judge.authoring.handbook_format import read_problem
+from judge.authoring.import_check import support_warnings
 from judge.authoring.import_runtime import all_requires
 from judge.authoring.importer import LICENCE, import_problems
 from judge.cli.main import main as judge_main
@@ -72,6 +73,8 @@ def test_import_records_the_install_step_and_proves_the_problem(imported):
     assert src["licence"] == LICENCE and src["path"] == "practice/runtime/tritonkit.py"
     assert any("install step" in n and "tritonkit.install()" in n for n in item.notes), item.notes
 
+    # its tests' `import triton` is met by the install step: no "does not have" warning
+    assert support_warnings(p) == []
     rows, checked = _verdicts(p)
     assert checked.ok, (checked.errors, [(s.label, s.problems) for s in checked.submissions])
     assert rows["reference"] == "AC" and rows["starter"] != "AC", rows
