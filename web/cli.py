@@ -130,6 +130,13 @@ def serve(args) -> int:
         from judge.grading.warm_pool import use_by_default
         use_by_default()
     app = create_app(settings, grader=load_grader(args.grader), workers=workers)
+    if workers > 0 and not args.grader:  # the bank's zygotes, started behind the server's start
+        from judge.grading.warm_pool import prewarm
+        from judge.problem import ProblemBank
+        try:
+            prewarm(ProblemBank(settings.problems_dir, settings.reference_dir).list())
+        except Exception as exc:  # noqa: BLE001 - the first gradings start them instead
+            print(f"warning: warm graders not started ahead ({exc})", file=sys.stderr)
 
     import uvicorn
 

@@ -198,6 +198,27 @@ def start_server(handbook_paths=(), module: str | None = None, tag: str = "x") -
     return s
 
 
+def prewarm(problems, limit: int | None = None) -> threading.Thread | None:
+    """Starts, in one background thread and one after the other, the zygotes of the first
+    ``limit`` (MAX_SERVERS) CPU problems of ``problems``, so that the first submission of
+    each forks instead of waiting for a torch import (`judge serve`'s embedded workers; a
+    remote worker's WarmGrader.warm does it for its bank). Nothing where this process is cold;
+    a problem that cannot start its zygote is only logged."""
+    if not enabled() or not warm_possible()[0]:
+        return None
+    chosen = [p for p in problems if "cuda" not in p.requires][:limit or MAX_SERVERS]
+
+    def run():
+        for p in chosen:
+            try:
+                server_for(p)
+            except Exception as exc:  # noqa: BLE001 - its first grading will say it again
+                log.warning("no warm grader for %s at start-up (%s)", p.name, exc)
+    t = threading.Thread(target=run, name="judge-prewarm", daemon=True)
+    t.start()
+    return t
+
+
 def _close(key) -> None:
     with _lock:
         s = _servers.pop(key, None)

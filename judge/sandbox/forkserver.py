@@ -81,6 +81,38 @@ def warm_possible() -> tuple[bool, str]:
     return True, ""
 
 
+_starter_lock = threading.Lock()
+_starter: list = []  # [queue of (job, reply queue)] once the thread runs
+
+
+def _in_lasting_thread(job):
+    """``job()`` run by one thread that lives as long as this process. bwrap's
+    --die-with-parent is PR_SET_PDEATHSIG, which fires when the *thread* that forked it ends:
+    a zygote started by a thread that then finished (a start-up prewarm, a grading thread of
+    `judge check`) was killed under the threads still using it."""
+    import queue
+
+    with _starter_lock:
+        if not _starter:
+            jobs: queue.Queue = queue.Queue()
+
+            def loop():
+                while True:
+                    fn, reply = jobs.get()
+                    try:
+                        reply.put((True, fn()))
+                    except BaseException as exc:  # noqa: BLE001 - raised in the caller
+                        reply.put((False, exc))
+            threading.Thread(target=loop, name="judge-zygote-starter", daemon=True).start()
+            _starter.append(jobs)
+    reply: queue.Queue = queue.Queue()
+    _starter[0].put((job, reply))
+    ok, value = reply.get()
+    if not ok:
+        raise value
+    return value
+
+
 class ForkServer:
     # set by start() once the zygote answered
     _proc: subprocess.Popen[bytes]
@@ -128,9 +160,9 @@ class ForkServer:
 
         # umask 022: the folders bwrap makes for mount points (/work above a venv) must let
         # each run's uid through, as they do where bwrap itself runs as that uid
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, pass_fds=(ctl, sc), cwd="/",
-                                env={"PATH": "/usr/bin:/bin"}, start_new_session=True,
-                                umask=0o022)
+        proc = _in_lasting_thread(lambda: subprocess.Popen(
+            cmd, stdin=subprocess.DEVNULL, pass_fds=(ctl, sc), cwd="/",
+            env={"PATH": "/usr/bin:/bin"}, start_new_session=True, umask=0o022))
         os.close(ctl)
         os.close(sc)
         ours.settimeout(START_TIMEOUT_S)

@@ -197,3 +197,21 @@ def test_a_python_under_tmp_is_still_there_in_a_fork(scratch, monkeypatch):
     # the tree is back, and nothing else of the host's /tmp came with it
     assert value == "found" and eval(listing) == sorted([os.path.basename(scratch),
                                                          os.path.basename(tree)])
+
+
+def test_prewarm_starts_the_zygote_that_the_first_grading_then_forks_from(problem,  # noqa: F811
+                                                                          cache):
+    """In a thread that then ends: the zygote outlives it (bwrap's --die-with-parent is the
+    forking thread's death; zygotes are started by one lasting thread, forkserver.py)."""
+    warm_pool.close_all()
+    with warm_pool.forced(True):
+        t = warm_pool.prewarm([problem])
+        assert t is not None
+        t.join(120)
+        started = warm_pool._servers.get(warm_pool._key(problem))
+        assert started is not None and started.alive() and started.runs == 0
+        r = grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
+        assert warm_pool.server_for(problem) is started and started.runs == 1
+    assert r.provenance["sandbox_layers"]["grader_path"] == "warm"
+    with warm_pool.forced(False):
+        assert warm_pool.prewarm([problem]) is None  # a cold process starts none
