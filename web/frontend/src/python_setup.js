@@ -147,9 +147,19 @@ export function unpackFiles(py, buf) {
   return index.length;
 }
 
-async function sha256hex(text) {
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  return [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
+// Four 32-bit FNV-1a-style hashes of the text's UTF-16 code units, each with its own offset and
+// odd multiplier: 128 bits, the same in node and every browser. Not crypto.subtle, which only a secure context has (a page
+// served over plain http from a LAN address has none, and needs the build's snapshot most: it has
+// no Cache Storage either). A name tells builds apart; it guards against no one.
+function hash128(text) {
+  const out = [];
+  for (const [seed, mul] of [[0x811c9dc5, 0x01000193], [0x050c5d1f, 0x5bd1e995],
+    [0x2f8e4a6b, 0x9e3779b1], [0x6a09e667, 0x85ebca6b]]) {
+    let h = seed >>> 0;
+    for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), mul) >>> 0;
+    out.push(h.toString(16).padStart(8, "0"));
+  }
+  return out.join("");
 }
 
 // The build's snapshot is named by what made it: Pyodide's version, the runner wheels (their file
@@ -158,5 +168,5 @@ async function sha256hex(text) {
 // another build (a half-finished rebuild) is never restored: it is simply not found.
 export async function buildSnapshotName(version, wheelNames) {
   const text = JSON.stringify([version, wheelNames, pyOptions(""), EDITOR_PY, RUNNER_IMPORTS, pageFiles]);
-  return `python-${(await sha256hex(text)).slice(0, 24)}`;
+  return `python-${hash128(`${text.length}\n${text}`)}`;
 }
