@@ -41,7 +41,7 @@ async function openSnapshotCache() {
   try {
     return self.caches ? await self.caches.open(SNAP_CACHE) : null;
   } catch {
-    return null; // no Cache Storage here (an insecure origin, a private window): cold starts only
+    return null; // no Cache Storage here (an insecure origin, a private window): the build's snapshot each time
   }
 }
 
