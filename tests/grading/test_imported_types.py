@@ -541,3 +541,42 @@ def test_shape_kit_proves_itself_and_wrong_files_are_not_accepted(shape_kit, mon
     assert _verdicts(shape_kit, plain_row)["test_rows_are_sequences"] != "AC"
     lax = src.replace("        if value < 0:\n", "        if value < -10 ** 9:\n")
     assert _verdicts(shape_kit, lax)["test_descriptor"] == "WA"
+
+
+SUPER = """
+class Base:
+    def __init__(self, size):
+        self.size = size
+        self.log = []
+
+    def describe(self):
+        return f"base {self.size}"
+
+    def grow(self, k):
+        self.size += k
+        return self.size
+"""
+
+
+def test_super_in_a_tests_subclass_reaches_the_students_methods(served):
+    imp = served(SUPER)
+    Base = imp("Base")
+
+    class Big(Base):
+        def __init__(self, size, extra):
+            super().__init__(size * 10)
+            self.extra = extra
+
+        def describe(self):
+            return "big, " + super().describe()
+
+    b = Big(2, "x")
+    assert b.size == 20 and b.extra == "x" and b.log == []
+    assert b.describe() == "big, base 20" and b.grow(1) == 21
+    assert "describe" in Base.__dict__ and "grow" not in Big.__dict__
+    # patched on the class and put back, as monkeypatch does: the student's own again
+    mp = pytest.MonkeyPatch()
+    mp.setattr(Base, "grow", lambda self, k: -1)
+    assert Base(1).grow(5) == -1 and b.grow(1) == -1
+    mp.undo()
+    assert Base(1).grow(5) == 6 and b.grow(1) == 22

@@ -27,7 +27,7 @@ from ..wire import (
 )
 from .classes import as_method
 from .inplace import snapshot
-from .peertypes import RemoteClass, class_info, make_class, typed_class
+from .peertypes import OwnFunction, RemoteClass, class_info, make_class, typed_class
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 from .stdvalues import STD_TAGS, decode_std, encode_std
 from .typeforms import decode_form, encode_form
@@ -152,6 +152,8 @@ class Codec:
             return {"H": sr._hid}  # the peer's generator function (served.gen_stub)
         if t is RemoteClass and v.__dict__.get("_rc_ep") is self:
             return {"H": v._rc_hid}  # the peer's own class
+        if t is OwnFunction and v.ep is self:
+            return self.encode(v.original, depth)  # put back: the function it was
         d = depth + 1
         if t is list or t is tuple:
             tag = "L" if t is list else "T"
@@ -225,6 +227,14 @@ class Codec:
         elif not self.guarded and not isinstance(v, (type, types.FunctionType,
                                                      types.ModuleType)):
             self._tell_methods(type(v), out)
+        elif self.guarded and type(v).__module__ in getattr(self, "served", ()):
+            # an object of a served module (a kernel's `t`): `t.syncthreads()` is one request
+            tid = self.type_ids.get(type(v))
+            if tid is None and len(self.type_ids) < MAX_TYPES:
+                tid = self.type_ids[type(v)] = len(self.type_ids) + 1
+                out["ym"] = _methods(type(v))
+            if tid is not None:
+                out["y"] = tid
         return out
 
     def _tell_methods(self, cls: type, out: dict) -> None:

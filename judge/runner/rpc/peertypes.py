@@ -26,13 +26,16 @@ from __future__ import annotations
 
 import abc
 import collections.abc
+import functools
 import numbers
+import types
 from collections.abc import MutableMapping
 
 from ..wire import WireError
-from .remote import OPS, Remote, _Callable
+from .remote import OPS, Method, Remote, _Callable
 
 MAX_BASES = 16
+MAX_OWN = 200
 DESCRIPTOR = ("__get__", "__set__", "__delete__", "__set_name__")
 # the dunders Remote forwards: a stand-in type lists in its own body those the class has in its
 FORWARDED = frozenset(OPS | {"__iter__", "__next__", "__len__", "__contains__", "__getitem__",
@@ -78,7 +81,9 @@ def class_info(codec, cls: type) -> dict:
                 abcs.append(name)
         except Exception:  # noqa: BLE001  a class whose metaclass refuses the question
             pass
-    return {"b": bases, "a": abcs,
+    functions = [[n, codec.encode(f)] for n, f in list(own.items())
+                 if type(f) is types.FunctionType and (n == "__init__" or not n.startswith("_"))]
+    return {"b": bases, "a": abcs, "f": functions[:MAX_OWN],
             "o": sorted(n for n in own if n in FORWARDED),
             "p": [n for n in DESCRIPTOR if _defines(cls, n)],
             "h": getattr(cls, "__hash__", None) is not None,
@@ -239,6 +244,16 @@ def make_class(codec, hid: int, name: str, info) -> type:
     for n in desc:
         if n in _DESCRIPTORS:
             ns[n] = _DESCRIPTORS[n]
+    functions = info.get("f", [])
+    if not isinstance(functions, list) or len(functions) > MAX_OWN:
+        raise WireError("a malformed class")
+    for item in functions:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and item[0].isidentifier() and (item[0] == "__init__"
+                                                 or not item[0].startswith("_"))):
+            raise WireError("a malformed class")
+        if item[0] not in ns:
+            ns[item[0]] = OwnFunction(codec, hid, item[0], codec.decode(item[1]))
     try:
         cls = RemoteClass(name if name.isidentifier() else "Object", tuple(bases), ns)
     except TypeError:  # bases in an order no MRO can have: the class alone
@@ -248,6 +263,41 @@ def make_class(codec, hid: int, name: str, info) -> type:
         if isinstance(a, abc.ABCMeta):
             a.register(cls)  # type: ignore[arg-type]
     return cls
+
+
+class OwnFunction:
+    """A function of the remote class's own body, in the stand-in type's: `"m" in
+    Cls.__dict__` reads as it does there, and `super().m(...)` in a test's subclass
+    (`class Mine(solution.Base)`) reaches the student's `Base.m`, as in one process. Read on
+    an instance the normal way it is the usual method request (the object's own lookup there,
+    so what a test set on the class or instance is what runs); read through `super()` it is
+    the class's function, called with the object. Read on the class it is the class's
+    attribute as it is there now; put back (monkeypatch's undo) it crosses as the function it
+    was when the class was told."""
+
+    __slots__ = ("ep", "owner", "name", "original")
+
+    def __init__(self, ep, owner: int, name: str, original):
+        self.ep, self.owner, self.name, self.original = ep, owner, name, original
+
+    def __get__(self, obj, cls=None):
+        if obj is None:
+            hid = cls.__dict__.get("_rc_hid", self.owner) if cls is not None else self.owner
+            return self.ep.request("getattr", hid, self.name)
+        if _resolves_to(type(obj), self.name, self):
+            return Method(obj, self.name)
+        return functools.partial(self._super_call, obj)
+
+    def _super_call(self, obj, *args, **kwargs):
+        fn = self.ep.request("getattr", self.owner, self.name)
+        return fn(obj, *args, **kwargs)
+
+
+def _resolves_to(cls: type, name: str, slot) -> bool:
+    for k in cls.__mro__:
+        if name in k.__dict__:
+            return k.__dict__[name] is slot
+    return False
 
 
 class AttributeDict(MutableMapping):
