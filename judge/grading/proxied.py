@@ -27,6 +27,7 @@ from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
 from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
 from judge.judging.clock import PhaseClock, TimeLimits, suite_wall_net
 from judge.judging.clock import Usage as ClockUsage
+from judge.runner.rpc.served import ENV as SERVED_ENV
 from judge.runner.shared_tmp import ENV as SHARED_TMP_ENV
 from judge.sandbox import Limits, child_pipe, probe_layers, run_sandboxed, scratchfs
 from judge.sandbox.limits import MIB
@@ -130,8 +131,19 @@ def _share(path: str) -> bool:
     return mounted
 
 
-def _shared_env(env: dict, shared) -> dict:
-    return {**env, "TMPDIR": str(shared), SHARED_TMP_ENV: str(shared)}
+def _shared_env(env: dict, shared, problem=None) -> dict:
+    out = {**env, "TMPDIR": str(shared), SHARED_TMP_ENV: str(shared)}
+    if problem is not None and (names := served_modules(problem)):
+        out[SERVED_ENV] = ",".join(names)
+    return out
+
+
+def served_modules(problem) -> list[str]:
+    """The runtime modules the trusted side serves to the submission (rpc/served.py): the
+    problem's handbook modules but `checker` (each side has its own: the test's is the one
+    that judges) and those with an `install()` step (they patch the process they run in)."""
+    hb = problem.config.handbook
+    return [m for m in hb.modules if m != "checker" and m not in hb.install]
 
 
 def attempt(problem, view: View, run: str, suite: str, submission, targets: list[str],
@@ -179,7 +191,8 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
                 ro_binds=[(str(p), str(p)) for p in (view.handbook, view.runner_parent,
                                                      submission.parent)],
                 scratch=str(sub_scratch), rw_binds=[(str(shared), str(shared))],
-                env=_shared_env(child_env(problem, view, submission.parent, device), shared),
+                env=_shared_env(child_env(problem, view, submission.parent, device), shared,
+                                problem),
                 limits=Limits(**box), device=device, monitor=sub_monitor,
                 pass_fds=(t2s_r, s2t_w, st2s_r, ss2t_w))
         except Exception as exc:  # the sandbox itself failed: the judge's fault
@@ -241,7 +254,7 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
                                                                  suite_dir, conf)],
                             scratch=str(scratch), rw_binds=[(str(shared), str(shared))],
                             env=_shared_env(child_env(problem, view, view.handbook, device),
-                                            shared),
+                                            shared, problem),
                             limits=Limits(**box), device=device, monitor=monitor,
                             pass_fds=(results_w, s2t_r, t2s_w, g2t_r, t2g_w, ss2t_r, st2s_w),
                             readers={results_r: take})

@@ -22,7 +22,7 @@ import threading
 
 from . import install_step, shared_tmp
 from .errors import describe_import_error
-from .rpc import Endpoint
+from .rpc import Endpoint, served
 from .wire import NESTED_RECURSION_LIMIT, Channel, WireError
 
 MAX_ERROR_TEXT = 4000
@@ -47,6 +47,9 @@ def main(argv=None) -> int:
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)
     install_step.run()  # `[handbook] install` (tritonkit): before the student's module
+    # made before the import: the module's own code may use a served module (`@gs.kernel`)
+    ep = Endpoint(ch, guarded=False, loop=loop)
+    served.install(ep, served.served_names())
     try:
         module = importlib.import_module(args.module)
     except BaseException as exc:  # noqa: BLE001  the file does not import
@@ -54,7 +57,6 @@ def main(argv=None) -> int:
         info = {k: (v[:MAX_ERROR_TEXT] if isinstance(v, str) else v) for k, v in info.items()}
         ch.send({"t": "hello", "error": info})
         return 3
-    ep = Endpoint(ch, guarded=False, loop=loop)
     ep.root_getattr = lambda name: getattr(module, name)
     ep.root = module
     ch.send({"t": "hello"})

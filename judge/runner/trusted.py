@@ -13,7 +13,7 @@ import os
 import sys
 import types
 
-from .rpc import Endpoint, Remote
+from .rpc import Endpoint, Remote, served
 from .wire import NESTED_RECURSION_LIMIT, Channel, PeerGone, WireError
 
 EXIT_PEER_GONE = 75
@@ -75,15 +75,20 @@ def connect(fds: str, module: str, loop) -> dict | None:
     threads, rpc/streams.py). Returns None, or the import error the submission reported."""
     fd_in, fd_out, ctl_in, ctl_out, *streams = (int(x) for x in fds.split(","))
     ch = Channel(fd_in, fd_out)
+    ep = Endpoint(ch, guarded=True, loop=loop)
+    ep.lost = _gone
+    ep.served = served.served_names()
     hello = ch.recv()
+    while hello.get("t") == "req" and ep.served:
+        # the submission's module-level code uses a served module (`@gs.kernel`, served.py)
+        ep.dispatch(hello)
+        hello = ch.recv()
     if hello.get("t") != "hello":
         raise WireError("the submission's process did not start as expected")
     if "error" in hello:
         err = hello["error"] if isinstance(hello["error"], dict) else {}
         return {k: (str(v)[:4000] if k != "line" else (v if type(v) is int else None))
                 for k, v in err.items() if k in ("exc_type", "message", "line", "traceback")}
-    ep = Endpoint(ch, guarded=True, loop=loop)
-    ep.lost = _gone
     sys.setrecursionlimit(max(sys.getrecursionlimit(), NESTED_RECURSION_LIMIT))
     if len(streams) == 2:
         ep.open_streams(Channel(*streams), MAX_STREAMS)

@@ -23,7 +23,7 @@ def _cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("shared") / "problems"
-    res = import_problems([FIXTURES], root)
+    res = import_problems([FIXTURES], root, runtime=FIXTURES.parent / "runtime")
     assert not res.refused, res.refused
     return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}
 
@@ -106,3 +106,39 @@ def test_no_test_file_is_found_from_the_submission(bank):
 ''', 1)
     v = verdicts(grade(p, spy, suite="hidden"))
     assert v["test_the_submission_reads_a_file_of_the_test"] == "WA"
+
+
+# ---- a runtime module served by the trusted side -----------------------------------------------
+
+def test_a_served_module_counts_the_kernels_accesses_and_the_spy_sees_its_launch(bank):
+    # tinysim (tests/fixtures/handbook_shared/runtime, ours) is imported by the test and the
+    # solution: one copy, in the trusted process, so its counts and the test's spy on
+    # `ts.launch` see what the student's kernel does; the starter reads three times a lane
+    p = bank["lane-mirror"]
+    assert p.config.handbook.modules == ["checker", "tinysim"]
+    res = check_problem(p)
+    assert res.errors == [], res.errors
+    r = grade(p, source("lane-mirror"))
+    assert str(r.verdict) == "AC", [(t.name, str(t.verdict), t.failure) for t in r.tests]
+    v = verdicts(grade(p, source("lane-mirror", "starter.py")))
+    assert v == {"test_example": "AC", "test_two_reads_a_lane": "WA",
+                 "test_one_launch_seen_by_a_spy": "WA"}, v
+
+
+def test_a_kernel_cannot_reset_the_simulators_state(bank):
+    # the served module's objects refuse attribute writes from the submission: a kernel that
+    # resets its lane's counters (`lane.stats = ...`) fails instead of hiding its reads
+    p = bank["lane-mirror"]
+    forge = source("lane-mirror", "starter.py").replace(
+        "    a = x[i]\n", "    a = x[i]\n    lane.stats = ts.Stats()\n", 1)
+    v = verdicts(grade(p, forge))
+    assert v["test_two_reads_a_lane"] != "AC" and v["test_example"] != "AC", v
+
+
+def test_only_the_served_modules_own_public_names_cross(bank):
+    p = bank["lane-mirror"]
+    peek = source("lane-mirror").replace(
+        "def mirror(xs):\n",
+        "def mirror(xs):\n    ts.inspect  # a module the runtime imported: refused\n", 1)
+    v = verdicts(grade(p, peek))
+    assert v["test_example"] != "AC" and v["test_two_reads_a_lane"] == "AC", v

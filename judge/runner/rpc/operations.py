@@ -10,6 +10,7 @@ from .classes import del_on_class, make_subclass, set_on_class, set_on_module
 from .codec import MAX_TEXT, ProxyRefused
 from .metadata import signature_of
 from .remote import OPS
+from .served import fixed, served_attr
 
 MAX_NAMES = 10_000
 _FIXED = (type, types.ModuleType, types.FunctionType, types.MethodType, types.BuiltinFunctionType)
@@ -23,7 +24,7 @@ def _name(ep, op: str, target, args) -> str:
         if name.startswith("_"):
             raise ProxyRefused(f"attribute {name!r} of the tests' objects is not "
                                "available to the submission")
-        if op in ("setattr", "delattr") and isinstance(target, _FIXED):
+        if op in ("setattr", "delattr") and (isinstance(target, _FIXED) or fixed(ep, target)):
             raise ProxyRefused("the tests' functions and classes cannot be changed")
     return name
 
@@ -39,6 +40,14 @@ _IDLE = _Idle()
 def perform(ep, op: str, target, args, kwargs):
     if op == "ping":  # time_limit's measure of a request's own cost: a method called, no work
         return getattr(_IDLE, "method")(*args, **kwargs)
+    if op == "runtime":  # the trusted side only: a public name of a module it serves
+        if not ep.guarded or len(args) != 2:
+            raise ProxyRefused("no module is served from here")
+        return served_attr(ep, *args)
+    if op == "gensend":  # a generator's next step (served.gen_stub)
+        if target is None or not isinstance(target, types.GeneratorType):
+            raise WireError("a step of something that is not a generator")
+        return target.send(args[0] if args else None)
     if op == "import":  # the submission side only: the module's attribute
         if ep.guarded:
             raise ProxyRefused("the tests' modules cannot be imported from here")
