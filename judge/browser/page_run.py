@@ -32,7 +32,6 @@ import time
 import types
 
 from judge import runner as runner_package
-from judge.runner import install_step
 from judge.judging.bounded import strict_dumps
 from judge.judging.child_log import ChildLog
 from judge.judging.report import Failure, Report, TestResult
@@ -44,7 +43,7 @@ from judge.judging.test_id import TestId
 from judge.judging.test_verdict import Redactor
 from judge.judging.verdict import Verdict, overall
 from judge.judging.vocabulary import FailureKind
-from judge.runner import plugin
+from judge.runner import install_step, plugin
 from judge.runner.__main__ import pytest_args
 from judge.runner.errors import describe_import_error
 from judge.runner.events import EventWriter, now
@@ -77,8 +76,9 @@ def run(spec: dict) -> dict:
     """Runs `spec["tests"]` against `spec["source"]` imported as `spec["module"]`.
 
     spec keys: module, source, tests ({"public/test_x.py": text, helpers...}), handbook
-    ({module name: source}), install (the names of `[handbook] install`, optional), expected ({test name: the reference's entry, as
-    `judge.public_expectations` gives it} or None to check the tests' own assertions only),
+    ({module name: source}), install (the names of `[handbook] install`, optional), expected
+    ({test name: the reference's entry, as `judge.public_expectations` gives it} or None to
+    check the tests' own assertions only),
     weights ({test name: weight}, optional), hints (the problem's hints.toml hints, optional:
     the report shows those its first failure meets), python (the grading Python, "3.11": its grammar
     decides CE too, optional), workdir (where to write the files, optional).
