@@ -10,9 +10,6 @@ every grading in the test is graded warm (grading/warm_pool.py), with no run fal
 
 from __future__ import annotations
 
-import contextlib
-import os
-
 import pytest
 
 from judge.grading import warm_pool
@@ -43,10 +40,6 @@ def _warm_run(argv, ro_binds=(), scratch=None, env=None, limits=None, device="cp
         return cold_run(argv, ro_binds, scratch, env, limits, device, monitor=monitor,
                         pass_fds=pass_fds, readers=readers)
     assert res.layers.get("grader_path") == "warm"
-    if res.setup_error:  # left open for a cold retry (forkserver.run); a test's run is done
-        for fd in pass_fds:
-            with contextlib.suppress(OSError):
-                os.close(fd)
     return res
 
 

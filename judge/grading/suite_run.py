@@ -166,13 +166,24 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
             return StopReason.ASKED
         return clock.check(u)
 
+    def spawn(how, r: int, w: int):
+        args = [str(w) if i and argv[i - 1] == "--results-fd" else str(a)
+                for i, a in enumerate(argv)]
+        return how(argv=args, ro_binds=[(str(a), str(b)) for a, b in binds],
+                   scratch=str(scratch),
+                   env=child_env(problem, view, submission.parent, plan.device),
+                   limits=box, device=plan.device, monitor=monitor, pass_fds=(w,),
+                   readers={r: take})
+
+    from judge.grading.warm_pool import WarmSetupFailed
+
     try:
-        res = _spawner(problem, plan.device)(argv=[str(a) for a in argv],
-                            ro_binds=[(str(a), str(b)) for a, b in binds],
-                            scratch=str(scratch), env=child_env(problem, view,
-                                                                submission.parent, plan.device),
-                            limits=box, device=plan.device, monitor=monitor,
-                            pass_fds=(results_w,), readers={results_r: take})
+        try:
+            res = spawn(_spawner(problem, plan.device), results_r, results_w)
+        except WarmSetupFailed:  # nothing of it ran: the same run cold, on a pipe of its own
+            os.close(results_r)
+            results_r, results_w = child_pipe()
+            res = spawn(run_sandboxed, results_r, results_w)
     except Exception as exc:  # the sandbox itself failed: the judge's fault
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t

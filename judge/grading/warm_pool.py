@@ -64,6 +64,11 @@ def use_by_default() -> None:
     _default[0] = True
 
 
+class WarmSetupFailed(RuntimeError):
+    """A fork failed before the command's first byte ran; its pass_fds are closed, as
+    run_sandboxed closes them: the caller runs it cold with new ones (suite_run.py)."""
+
+
 def enabled() -> bool:
     f = _forced.get()
     if f is not None:
@@ -98,13 +103,14 @@ def spawner(problem, device: str):
             return run_sandboxed(**kw)
         if res.setup_error:
             # The fork failed while it was being set up, before the submission's first byte ran
-            # (a mount refused, say): the run is done again cold, with the descriptors the
-            # fork server left open for it, and the zygote is retired.
+            # (a mount refused, say): the zygote is retired and the caller runs it again cold,
+            # on descriptors of its own (these were closed, and their numbers may be another
+            # thread's by now).
             log.warning("%s: warm fork setup failed (%s): run again cold, zygote replaced",
                         problem.name, res.setup_error)
             server.dead = True
             _fell_back()
-            return run_sandboxed(**kw)
+            raise WarmSetupFailed(res.setup_error)
         return res
     return spawn
 

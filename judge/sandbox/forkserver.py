@@ -210,8 +210,8 @@ class ForkServer:
             readers=None) -> SandboxResult:
         """``run_sandboxed`` on the warm path; ``argv`` is ``python -P -s -m judge_runner
         ARGS``: the fork runs the runner's main(ARGS). ``pass_fds`` are closed as
-        run_sandboxed closes them, but for a run whose setup failed (``setup_error``: nothing
-        of the command ran), which leaves them open for a cold run under the same numbers."""
+        run_sandboxed closes them; a run whose setup failed (``setup_error``: nothing of the
+        command ran) is run again cold by the caller, with new ones."""
         owned = list(pass_fds)
         try:
             return self._run(list(argv), ro_binds, scratch, env, limits or Limits(), device,
@@ -313,6 +313,8 @@ class ForkServer:
             for fd in (out_w, err_w):
                 _close(fd, fds)
             gate_z.close()
+            for fd in list(owned):  # the fork's copies are enough (see run_sandboxed): the
+                _close(fd, owned)   # results pipe ends when the run does
             gate.settimeout(GATE_TIMEOUT_S)
             try:
                 _, anc, _, _ = gate.recvmsg(16, socket.CMSG_SPACE(12))
@@ -367,9 +369,6 @@ class ForkServer:
         classify(res, status, w.stop, "bwrap", limits, bool(oom), bool(hit_limit))
         if res.returncode == SETUP_FAILED and res.stderr.startswith(SETUP_PREFIX):
             res.setup_error = res.stderr.decode(errors="replace").strip()
-        else:  # kept until now so that a run that never started can be run cold, same numbers
-            for fd in list(owned):
-                _close(fd, owned)
         res.disk_exceeded = res.disk_exceeded or bool(disk_full)
         res.layers = layers
         res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]

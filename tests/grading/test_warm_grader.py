@@ -150,20 +150,28 @@ def test_a_descriptor_numbered_above_the_runs_open_files_limit_reaches_the_run(s
         os.fstat(w_end)  # closed, as run_sandboxed closes what it passed
 
 
-def test_a_fork_whose_setup_failed_leaves_the_descriptors_for_a_cold_run(server, scratch):
-    """Nothing of the command ran, so the caller runs it cold under the same numbers: the
-    descriptors it passed are still open (they used to be closed, and the cold run got EBADF
-    or, in a threaded host, another thread's descriptor under that number)."""
-    from judge.sandbox import child_pipe
+def test_a_fork_whose_setup_failed_is_graded_cold_on_a_pipe_of_its_own(problem,  # noqa: F811
+                                                                         cache, monkeypatch):
+    """Nothing of the submission ran, so suite_run runs it again cold, with a new results
+    pipe: the fork's pass_fds are closed (the retry once reused their numbers, by then closed
+    or another thread's, and lost every result). The zygote is retired."""
+    from judge.sandbox import forkserver
 
-    r_end, w_end = child_pipe()
-    try:  # a name the fork cannot put in its environment: its setup fails, after the fds
-        r, got = _write_through(server, scratch, w_end, r_end=r_end, env={"NO=NAME": "1"})
-        assert r.setup_error and "warm-setup" in r.setup_error and got == b""
-        os.fstat(w_end)  # still open
-    finally:
-        os.close(r_end)
-        os.close(w_end)
+    real = forkserver.ForkServer.run
+
+    def failing_setup(self, argv, *a, **kw):  # a name the fork cannot put in its environment
+        kw["env"] = dict(kw.get("env") or {}, **{"NO=NAME": "1"})
+        return real(self, argv, *a, **kw)
+
+    with warm_pool.forced(True):
+        grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)  # the reference
+        zygote = warm_pool.server_for(problem)
+        monkeypatch.setattr(forkserver.ForkServer, "run", failing_setup)
+        before = warm_pool.fallbacks()
+        r = grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
+    assert str(r.verdict) == "AC", r.ie_cause
+    assert "grader_path" not in r.provenance["sandbox_layers"]  # graded cold
+    assert warm_pool.fallbacks() == before + 1 and not zygote.alive()
 
 
 def test_a_python_under_tmp_is_still_there_in_a_fork(scratch, monkeypatch):
