@@ -101,6 +101,9 @@ def install(ep, names) -> None:
     import sys
 
     for name in names:
+        if name in sys.modules:
+            # imported already by an install step (tritonkit's minitl): that process's own
+            continue
         mod = ServedModule(name)
         mod.__dict__["_served_ep"] = ep
         sys.modules[name] = mod
