@@ -72,7 +72,7 @@ class Endpoint(Codec):
         if stream is None and self.streams is not None and \
                 threading.get_ident() != self.main_thread:
             stream = self.streams.mine()
-        if stream is not None:
+        if stream is not None and self.streams is not None:
             m = self.streams.request(stream, n, msg)
         else:
             self.ch.send(msg)
@@ -188,7 +188,7 @@ class Endpoint(Codec):
             if sync:
                 reply["sync"] = sync
         stream = getattr(self.tl, "s", None)
-        if stream is None:
+        if stream is None or self.streams is None:
             self.ch.send(reply)
         else:
             self.streams.send(stream, reply)
