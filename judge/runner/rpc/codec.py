@@ -27,6 +27,7 @@ from ..wire import (
 )
 from .classes import as_method
 from .inplace import snapshot
+from .npvalues import NP_TAGS, decode_np, encode_np
 from .peertypes import OwnFunction, RemoteClass, class_info, make_class, typed_class
 from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
 from .stdvalues import STD_TAGS, decode_std, encode_std
@@ -168,8 +169,9 @@ class Codec:
             return {"B" if t is bytes else "BA": b64(bytes(v))}
         if is_ndarray(v):
             return {"A": encode_array(v)}
-        if is_numpy_scalar(v):
-            return self.encode(v.item(), d)
+        if is_numpy_scalar(v):  # np.float32(1.5) stays one (npvalues.py)
+            npv = encode_np(v, t)
+            return self.encode(v.item(), d) if npv is None else npv
         if is_tensor(v):
             out = {"X": encode_tensor(v)}
             if self.guarded and type(v).__name__ == "Parameter":
@@ -192,6 +194,8 @@ class Codec:
         if form is not None:
             return form
         std = encode_std(v, t)
+        if std is None:  # np.int32 (the class), a np.dtype
+            std = encode_np(v, t)
         return self._handle(v) if std is None else std
 
     def _handle(self, v) -> dict:
@@ -349,6 +353,8 @@ class Codec:
             return decode_form(self, v)
         if any(k in v for k in STD_TAGS):
             return decode_std(v)
+        if any(k in v for k in NP_TAGS):
+            return decode_np(v)
         raise WireError("a value of no known kind")
 
     def _hid(self, v) -> int:

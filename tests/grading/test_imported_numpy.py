@@ -1,0 +1,121 @@
+"""numpy's small values across the call proxy of imported problems (npvalues.py), on the shapes
+the handbook's cuda book has: a kernel allocating through a helper of the tests with
+`np.int32` (the class), a `.dtype` handed to `np.zeros(n, dtype=...)`, a gradient that is a
+numpy scalar whose `.shape` the test reads. The submission side is `judge_runner.serve` in a
+plain subprocess; the tests hold a guarded endpoint, as graded."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from judge.runner.rpc import Endpoint
+from judge.runner.rpc.codec import Codec
+from judge.runner.wire import Channel, WireError, b64
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def served(tmp_path):
+    procs = []
+
+    def start(module_source: str):
+        (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
+        a_r, a_w = os.pipe()
+        b_r, b_w = os.pipe()
+        env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
+        proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
+                                 "--out-fd", str(b_w), "--module", "solution",
+                                 "--submission", str(tmp_path / "solution.py")],
+                                pass_fds=(a_r, b_w), env=env)
+        procs.append(proc)
+        os.close(a_r)
+        os.close(b_w)
+        ch = Channel(b_r, a_w)
+        assert ch.recv() == {"t": "hello"}
+        ep = Endpoint(ch, guarded=True)
+        return lambda name: ep.request("import", None, name)
+
+    yield start
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+KERNELS = """
+import numpy as np
+def histogram(alloc, n):          # the tests' allocator, called with numpy's class
+    out = alloc(n, np.int32)
+    out[1] += 3
+    return out
+def like(alloc, a):               # ... and with an array's dtype
+    return alloc(a.shape[0], a.dtype)
+def dtype_of(a): return a.dtype
+def cast(xs, t): return np.asarray(xs, dtype=t)
+def types(t, u): return t.__name__, u.__name__, t is u
+def is_float_type(t): return issubclass(t, np.floating), t is np.float32
+def grad_total(a): return a.sum()                 # a numpy scalar, not a float
+def scalars(): return np.float32(1.5), np.bool_(True), np.int64(7), np.uint8(250)
+def describe(x): return type(x).__name__, x.dtype.str, (x * 3).dtype.str
+"""
+
+
+def test_numpy_scalar_types_cross_as_themselves(served):
+    imp = served(KERNELS)
+    out = imp("histogram")(lambda n, t: np.zeros(n, dtype=t), 3)
+    assert out.dtype == np.int32 and out.tolist() == [0, 3, 0]
+    assert imp("cast")([1, 2], np.float32).dtype == np.float32
+    assert imp("types")(np.longlong, np.int64) == ("longlong", "int64", False)
+    assert imp("is_float_type")(np.float32) == (True, True)
+    assert imp("is_float_type")(np.floating) == (True, False)   # the abstract class too
+    assert imp("is_float_type")(np.int16) == (False, False)
+
+
+def test_dtypes_cross_by_value(served):
+    imp = served(KERNELS)
+    a = np.arange(4, dtype=np.float32)
+    got = imp("dtype_of")(a)
+    assert type(got) is type(np.dtype("float32")) and got == np.float32
+    out = imp("like")(lambda n, dt: np.zeros(n, dtype=dt), a)
+    assert out.dtype == np.float32 and out.shape == (4,)
+    assert imp("dtype_of")(np.zeros(2, dtype=">i2")).str == ">i2"   # byte order kept
+    assert imp("cast")([1], np.dtype("complex64")).dtype == np.complex64
+
+
+def test_numpy_scalars_keep_their_dtype(served):
+    imp = served(KERNELS)
+    g = imp("grad_total")(np.ones((2, 3)))
+    assert type(g) is np.float64 and g.shape == () and g == 6.0
+    f32, b, i64, u8 = imp("scalars")()
+    assert (type(f32), type(b), type(i64), type(u8)) == (np.float32, np.bool_, np.int64,
+                                                         np.uint8)
+    assert f32 == 1.5 and b and i64 == 7 and u8 == 250
+    # the tests' numpy scalar is one over there too: float32 arithmetic stays float32
+    assert imp("describe")(np.float32(0.1)) == ("float32", "<f4", "<f4")
+    assert imp("describe")(np.int8(3)) == ("int8", "|i1", "|i1")
+    assert imp("describe")(np.float64(2.0))[0] == "float64"
+
+
+def test_object_dtypes_and_forged_numpy_values_are_refused():
+    c = Codec(guarded=True)
+    for v in (np.dtype(object), np.dtype([("a", "<f4")]), np.dtype("U3"), np.object_,
+              np.str_, np.datetime64):
+        assert "R" in c.encode(v)          # not by value: a handle, as any other object
+    assert c.encode(np.str_("x")) == "x"    # a string scalar travels as its str, as before
+    for bad in ({"NS": ["|O", b64(bytes(8))]},          # an object scalar
+                {"NS": ["<f4", b64(bytes(3))]},         # bytes not its size
+                {"NS": ["<f4"]}, {"NS": "x"},
+                {"NS": [["<f4"], b64(bytes(4))]},
+                {"ND": "O"}, {"ND": "U5"}, {"ND": "x" * 100}, {"ND": "(2,)f4"},
+                {"ND": 3}, {"NT": "O"}, {"NT": "os"}, {"NT": "S"}, {"NT": "M"},
+                {"NT": ["i"]}):
+        with pytest.raises(WireError):
+            c.decode(bad)
+    assert c.decode({"NT": "floating"}) is np.floating
+    assert c.decode({"NS": ["<f4", b64(np.float32(2.5).tobytes())]}) == np.float32(2.5)
