@@ -119,3 +119,23 @@ def test_object_dtypes_and_forged_numpy_values_are_refused():
             c.decode(bad)
     assert c.decode({"NT": "floating"}) is np.floating
     assert c.decode({"NS": ["<f4", b64(np.float32(2.5).tobytes())]}) == np.float32(2.5)
+
+
+def test_a_generator_functions_return_value_is_yield_froms_result(served):
+    # cu-warp-reduce's shape: the test's kernel does `s = yield from warp_sum(t, v)` over the
+    # student's generator, and writes `s`; it was None (StopIteration's value was dropped)
+    imp = served("def steps(v):\n    for d in (4, 2, 1):\n        v += yield d\n    return v\n")
+    steps = imp("steps")
+
+    def kernel():
+        s = yield from steps(np.float32(1.0))
+        return s
+
+    g, sent = kernel(), []
+    asked = next(g)
+    with pytest.raises(StopIteration) as done:
+        while True:
+            sent.append(asked)
+            asked = g.send(np.float32(asked * 10))
+    assert sent == [4, 2, 1]
+    assert done.value.value == 71.0 and type(done.value.value) is np.float32

@@ -47,7 +47,10 @@ def perform(ep, op: str, target, args, kwargs):
     if op == "gensend":  # a generator's next step (served.gen_stub)
         if target is None or not isinstance(target, types.GeneratorType):
             raise WireError("a step of something that is not a generator")
-        return target.send(args[0] if args else None)
+        try:  # (done, value): its return value is `yield from`'s result over there
+            return False, target.send(args[0] if args else None)
+        except StopIteration as stop:
+            return True, stop.value
     if op == "import":  # the submission side only: the module's attribute
         if ep.guarded:
             raise ProxyRefused("the tests' modules cannot be imported from here")

@@ -24,6 +24,7 @@ import importlib
 import os
 import types
 
+from ..wire import WireError
 from .codec import ProxyRefused
 
 ENV = "JUDGE_SERVED_MODULES"          # comma-separated module names, set by the grader
@@ -70,10 +71,12 @@ def gen_stub(r):
         g = r(*args, **kwargs)
         value = None
         while True:
-            try:
-                op = ep.request("gensend", g._hid, value)
-            except StopIteration:
-                return
+            step = ep.request("gensend", g._hid, value)
+            if type(step) is not tuple or len(step) != 2:
+                raise WireError("a malformed generator step")
+            done, op = step
+            if done:
+                return op  # `s = yield from warp_sum(t, v)`: the student's return value
             value = yield op
 
     stub.__name__ = stub.__qualname__ = r._name
