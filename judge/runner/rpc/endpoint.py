@@ -48,6 +48,9 @@ class Endpoint(Codec):
         self.main_thread = threading.get_ident()
         self.streams: Streams | None = None      # set by `open_streams`
         self.served: tuple[str, ...] = ()        # the trusted side's served modules (served.py)
+        # the trusted side's requests awaiting their answer: number -> their arguments'
+        # containers (the submission side: those of the calls it serves, in self.tl.received)
+        self.in_flight: dict[int, dict] = {}
 
     def open_streams(self, channel: Channel, cap: int) -> None:
         """The second channel: one stream per thread of the trusted side other than its main
@@ -72,31 +75,36 @@ class Endpoint(Codec):
         if stream is None and self.streams is not None and \
                 threading.get_ident() != self.main_thread:
             stream = self.streams.mine()
-        if stream is not None and self.streams is not None:
-            m = self.streams.request(stream, n, msg)
-        else:
-            self.ch.send(msg)
-            self.waiting.append(n)
-            try:
-                while True:
-                    m = self.ch.recv()
-                    if m.get("t") == "res":
-                        if m.get("id") != n:
-                            raise WireError("an answer to a question not asked")
-                        break
-                    self.dispatch(m)
-            finally:
-                self.waiting.pop()
-        if m.get("back"):
-            apply_back(self, passed, m["back"])
-        if m.get("sync"):
-            self._sync(m["sync"])
-        if "err" in m:
-            raise self.decode_exc(m["err"])
-        ok = m.get("ok")
-        if isinstance(ok, dict) and "P" in ok:
-            return _argument(ok["P"], args, kwargs)
-        return self.decode(ok)
+        if passed and self.guarded:
+            self.in_flight[n] = passed  # what the submission's views are views of (views.py)
+        try:
+            if stream is not None and self.streams is not None:
+                m = self.streams.request(stream, n, msg)
+            else:
+                self.ch.send(msg)
+                self.waiting.append(n)
+                try:
+                    while True:
+                        m = self.ch.recv()
+                        if m.get("t") == "res":
+                            if m.get("id") != n:
+                                raise WireError("an answer to a question not asked")
+                            break
+                        self.dispatch(m)
+                finally:
+                    self.waiting.pop()
+            if m.get("back"):
+                apply_back(self, passed, m["back"])
+            if m.get("sync"):
+                self._sync(m["sync"])
+            if "err" in m:
+                raise self.decode_exc(m["err"])
+            ok = m.get("ok")
+            if isinstance(ok, dict) and "P" in ok:
+                return _argument(ok["P"], args, kwargs)
+            return self.decode(ok)
+        finally:  # after the answer is decoded: `return a.T` is a view of the tests' a
+            self.in_flight.pop(n, None)
 
     def dispatch(self, m: dict) -> None:
         t = m.get("t")
@@ -130,6 +138,7 @@ class Endpoint(Codec):
             raise WireError("a request without a number")
         self.calls += 1
         passed: dict = {}
+        received = None
         self.serving += 1
         try:
             target = self._target(m.get("self"))
@@ -146,6 +155,9 @@ class Endpoint(Codec):
             passed = _passed(args, kwargs, self.handles)
             snaps = {key: [snapshot(c) for c in found] for key, found in passed.items()} \
                 if passed else {}
+            if passed and not self.guarded:  # views of them cross as views (views.py)
+                received = self.tl.__dict__.setdefault("received", [])
+                received.append((n, passed))
             op = str(m.get("op"))
             value = perform(self, op, target, args, kwargs)
             if type(value) not in _PLAIN_ARG and (p := _which(value, args, kwargs)) is not None:
@@ -180,6 +192,8 @@ class Endpoint(Codec):
             reply = {"t": "res", "id": n, "err": self.encode_exc(e)}
         finally:
             self.serving -= 1
+            if received is not None:
+                received.pop()
         if self.lent_in and not self.serving:
             # the outermost call ends: what it wrote into the tests' arrays goes back with it
             sync = [[num, self.encode(a)] for num, (a, before) in self.lent_in.items()

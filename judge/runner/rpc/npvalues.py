@@ -39,8 +39,9 @@ def encode_np(v, t: type):
             return None
         return {"ND": v.str}
     if isinstance(v, type) and issubclass(v, np.generic):
-        if v.__name__ in _ABSTRACT and getattr(np, v.__name__, None) is v:
-            return {"NT": v.__name__}
+        name = str(getattr(v, "__name__", ""))
+        if name in _ABSTRACT and getattr(np, name, None) is v:
+            return {"NT": name}
         try:
             dtype = np.dtype(v)
         except TypeError:
