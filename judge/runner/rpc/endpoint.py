@@ -157,7 +157,7 @@ class Endpoint(Codec):
                 if passed else {}
             if passed and not self.guarded:  # views of them cross as views (views.py)
                 received = self.tl.__dict__.setdefault("received", [])
-                received.append((n, passed))
+                received.append([n, passed, None])
             op = str(m.get("op"))
             value = perform(self, op, target, args, kwargs)
             if type(value) not in _PLAIN_ARG and (p := _which(value, args, kwargs)) is not None:

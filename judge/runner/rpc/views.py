@@ -36,11 +36,16 @@ def view_spec(ep, v):
             break
         bases.append(b)
         b = b.base
-    for n, passed in reversed(stack):
-        for key, found in passed.items():
-            for i, r in enumerate(found):
-                if is_ndarray(r) and any(x is r for x in bases):
-                    return [n, key, i, _address(v) - _address(r), list(v.strides)]
+    for entry in reversed(stack):
+        n, passed, index = entry
+        if index is None:  # once a call: the arrays it received, by identity
+            index = entry[2] = {id(r): (key, i) for key, found in passed.items()
+                                for i, r in enumerate(found) if is_ndarray(r)}
+        for x in bases:
+            hit = index.get(id(x))
+            if hit is not None:
+                r = passed[hit[0]][hit[1]]
+                return [n, hit[0], hit[1], _address(v) - _address(r), list(v.strides)]
     return None
 
 
