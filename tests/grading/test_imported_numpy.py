@@ -139,3 +139,25 @@ def test_a_generator_functions_return_value_is_yield_froms_result(served):
             asked = g.send(np.float32(asked * 10))
     assert sent == [4, 2, 1]
     assert done.value.value == 71.0 and type(done.value.value) is np.float32
+
+
+LENDING = """
+import numpy as np
+class Param:
+    def __init__(self, data): self.data = np.asarray(data, dtype=float)
+def total(*ps): return float(sum(p.data.sum() for p in ps))
+"""
+
+
+def test_the_tests_writes_into_an_attribute_array_reach_the_submissions_object(served):
+    # cu-autograd-engine's numeric gradient: `p.data[idx] = old + eps`, then the student's
+    # code reads p.data again
+    imp = served(LENDING)
+    p = imp("Param")([1.0, 2.0, 3.0])
+    p.data[1] = 20.0                                  # its copy is dropped at once
+    assert imp("total")(p) == 24.0 and p.data.tolist() == [1.0, 20.0, 3.0]
+    kept = p.data
+    kept += 1.0                                       # a copy kept and written later
+    assert imp("total")(p) == 27.0
+    q = imp("Param")([0.0])
+    assert imp("total")(p, q) == 27.0                 # unchanged: nothing sent again

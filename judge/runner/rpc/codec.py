@@ -336,6 +336,8 @@ class Codec:
                 return rebuild(self, v["V"], a)
             if "r" in v and not self.guarded and len(self.lent_in) < MAX_LENT:
                 self.lent_in[self._hid(v)] = (a, snapshot(a))
+            elif "r" in v and self.guarded and (lent := getattr(self, "borrowed", None)):
+                lent.take(self._hid(v), a)  # the submission's attribute array (borrowed.py)
             return a
         if "SM" in v or "CM" in v:
             fn = self.decode(v.get("SM", v.get("CM")), d)

@@ -17,6 +17,7 @@ import threading
 from typing import Callable
 
 from ..wire import Channel, PeerGone, WireError
+from .borrowed import Borrowed
 from .codec import Codec, _awaited
 from .inplace import apply_back, changed, containers, encode_back, put_value, snapshot
 from .operations import is_held, is_lent, perform
@@ -51,6 +52,8 @@ class Endpoint(Codec):
         # the trusted side's requests awaiting their answer: number -> their arguments'
         # containers (the submission side: those of the calls it serves, in self.tl.received)
         self.in_flight: dict[int, dict] = {}
+        # the trusted side: the submission's attribute arrays it read (borrowed.py)
+        self.borrowed = Borrowed(self)
 
     def open_streams(self, channel: Channel, cap: int) -> None:
         """The second channel: one stream per thread of the trusted side other than its main
@@ -70,6 +73,8 @@ class Endpoint(Codec):
             msg["kw"] = [[k, self.encode(v)] for k, v in kwargs.items()]
         # walked once the value is known to encode (a cycle fails there, not here)
         passed = _passed(args, kwargs, None)
+        if self.guarded and (lent := self.borrowed.sync()):
+            msg["sync"] = lent  # the tests' writes into the submission's arrays (borrowed.py)
         self.calls += 1
         stream = getattr(self.tl, "s", None)
         if stream is None and self.streams is not None and \
@@ -141,6 +146,8 @@ class Endpoint(Codec):
         received = None
         self.serving += 1
         try:
+            if m.get("sync") and not self.guarded:  # the tests wrote into arrays it lent
+                self._sync(m["sync"])
             target = self._target(m.get("self"))
             args = m.get("args") or []
             kw = m.get("kw") or []
@@ -175,7 +182,8 @@ class Endpoint(Codec):
                 reply = {"t": "res", "id": n, "ok": {"D": [
                     [k, self.encode_held(x) if type(x) in (list, dict, set) else self.encode(x)]
                     for k, x in value.items()]}}
-            elif op == "getattr" and self.guarded and is_lent(target, args[0], value):
+            elif op == "getattr" and is_lent(target, args[0], value):
+                # the submission's: the tests' writes to it come back (borrowed.py)
                 reply = {"t": "res", "id": n, "ok": self.encode_lent(value)}
             else:
                 reply = {"t": "res", "id": n, "ok": self.encode(value)}
@@ -194,6 +202,8 @@ class Endpoint(Codec):
             self.serving -= 1
             if received is not None:
                 received.pop()
+        if self.guarded and (lent := self.borrowed.sync()):
+            reply["sync"] = lent
         if self.lent_in and not self.serving:
             # the outermost call ends: what it wrote into the tests' arrays goes back with it
             sync = [[num, self.encode(a)] for num, (a, before) in self.lent_in.items()

@@ -1,0 +1,58 @@
+"""The tests' in-place writes into an array they read from an attribute of the submission's
+object reach that object, as in one process (cu-autograd-engine's numeric gradient writes
+`p.data[idx] = old + 1e-6` and calls the student's code again, which reads `W1.data`).
+
+The submission side lends such an array (`encode_lent`, the number it goes by); the trusted
+side keeps what it decoded with a snapshot and, with its next message to the submission (a
+request, or the answer to one of the submission's), sends the new value of each one changed
+since, which the submission puts into its own array (`Endpoint._sync`, as the other way
+round). A copy is held strongly until that next message (`p.data[idx] = x` drops its copy at
+once), then weakly: a test that keeps one and writes it later is seen while it keeps it.
+
+Limits: the submission's own later changes to its array are not seen in a copy the test
+already holds (a new read gets them); a test's write sends the whole array, so a change the
+submission made to it meanwhile is overwritten."""
+
+from __future__ import annotations
+
+import threading
+import weakref
+
+from .inplace import changed, snapshot
+
+MAX_BORROWED = 10_000
+
+
+class Borrowed:
+    def __init__(self, ep):
+        self.ep = ep
+        self.fresh: list[tuple[int, object, object]] = []
+        self.held: dict[int, tuple[weakref.ref, object]] = {}
+        self.lock = threading.Lock()
+
+    def take(self, num: int, value) -> None:
+        with self.lock:
+            if len(self.fresh) + len(self.held) < MAX_BORROWED:
+                self.fresh.append((num, value, snapshot(value)))
+
+    def sync(self) -> list | None:
+        """[[number, new value]] of the copies written since the last message, or None."""
+        if not self.fresh and not self.held:
+            return None
+        out = []
+        with self.lock:
+            fresh, self.fresh = self.fresh, []
+            for num, value, before in fresh:
+                try:
+                    self.held[num] = (weakref.ref(value), before)
+                except TypeError:
+                    if changed(value, before):
+                        out.append([num, self.ep.encode(value)])
+            for num, (ref, before) in list(self.held.items()):
+                value = ref()
+                if value is None:
+                    del self.held[num]
+                elif changed(value, before):
+                    out.append([num, self.ep.encode(value)])
+                    self.held[num] = (ref, snapshot(value))
+        return out or None
