@@ -161,3 +161,38 @@ def test_the_tests_writes_into_an_attribute_array_reach_the_submissions_object(s
     assert imp("total")(p) == 27.0
     q = imp("Param")([0.0])
     assert imp("total")(p, q) == 27.0                 # unchanged: nothing sent again
+
+
+NODES = """
+class Node:
+    def __init__(self, parents=()): self.parents = list(parents)
+    def backward(self, seen):
+        seen.append(1)
+        return len(seen)
+def run(nodes):
+    seen = []
+    for n in nodes:
+        n.backward(seen)
+    return len(seen)
+"""
+
+
+def test_a_method_taken_from_the_class_dict_and_wrapped_by_the_tests_calls_the_original(served):
+    # cu-autograd-engine's `originals = {c: c.__dict__["backward"]}`, each class's backward
+    # replaced by a counting wrapper calling `f(self, grad)`
+    imp = served(NODES)
+    Node = imp("Node")
+    original = Node.__dict__["backward"]
+    calls = []
+
+    def counting(self, seen):
+        calls.append(1)
+        return original(self, seen)
+
+    Node.backward = counting
+    try:
+        assert imp("run")([Node(), Node(), Node()]) == 3
+    finally:
+        Node.backward = original
+    assert len(calls) == 3
+    assert imp("run")([Node()]) == 1 and len(calls) == 3     # put back: the student's own
