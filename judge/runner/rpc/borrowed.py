@@ -7,7 +7,9 @@ side keeps what it decoded with a snapshot and, with its next message to the sub
 request, or the answer to one of the submission's), sends the new value of each one changed
 since, which the submission puts into its own array (`Endpoint._sync`, as the other way
 round). A copy is held strongly until that next message (`p.data[idx] = x` drops its copy at
-once), then weakly: a test that keeps one and writes it later is seen while it keeps it.
+once), then weakly: a test that keeps one and writes it later is seen while it keeps it, for
+copies of at most HELD_BYTES and HELD of them (each is compared on every message: a test that
+keeps a large weight and makes 10^5 calls would pay for it on each).
 
 Limits: the submission's own later changes to its array are not seen in a copy the test
 already holds (a new read gets them); a test's write sends the whole array, so a change the
@@ -21,6 +23,8 @@ import weakref
 from .inplace import changed, snapshot
 
 MAX_BORROWED = 10_000
+HELD = 1000
+HELD_BYTES = 64 * 1024
 
 
 class Borrowed:
@@ -43,12 +47,15 @@ class Borrowed:
         with self.lock:
             fresh, self.fresh = self.fresh, []
             for num, value, before in fresh:
-                try:
+                if changed(value, before):
+                    out.append([num, self.ep.encode(value)])
+                    before = snapshot(value)
+                if len(self.held) < HELD and _nbytes(value) <= HELD_BYTES:
                     self.held[num] = (weakref.ref(value), before)
-                except TypeError:
-                    if changed(value, before):
-                        out.append([num, self.ep.encode(value)])
+            kept = {num for num, _, _ in fresh}
             for num, (ref, before) in list(self.held.items()):
+                if num in kept:
+                    continue
                 value = ref()
                 if value is None:
                     del self.held[num]
@@ -56,3 +63,10 @@ class Borrowed:
                     out.append([num, self.ep.encode(value)])
                     self.held[num] = (ref, snapshot(value))
         return out or None
+
+
+def _nbytes(value) -> int:
+    n = getattr(value, "nbytes", None)  # numpy; a tensor's is its element size times count
+    if not isinstance(n, int):
+        n = value.numel() * value.element_size()
+    return n
