@@ -15,6 +15,7 @@ runner aside) that reads the environment.
 | JUDGE_SANDBOX_BASE_UID | sandbox_base_uid (first of the sandbox's 64 uids) | 61000 |
 | CUDA_VISIBLE_DEVICES | cuda_visible_devices (passed on to a CUDA child) | unset |
 | JUDGE_WARM | warm (suite runs fork from a warm zygote, grading/warm_pool.py; "0": cold) | on where many files are graded (serve's workers, worker, check, --mutate); a one-off grade is cold |
+| JUDGE_SHARDS | shards (the hidden suite as at most N runs at once, grading/shards.py; "1": one run) | auto: the cores per grading slot where runs are warm, else 1 |
 
 The object is built once and rebuilt only when one of these variables changes (a test's
 monkeypatch, a front end that sets one before grading), so every reader sees the same values.
@@ -32,7 +33,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 ENV_NAMES = ("KVPRACTICE_PROBLEMS", "KVPRACTICE_CACHE", "JUDGE_PARALLEL", "JUDGE_FORCE_CPU",
              "JUDGE_KEEP_WORKDIR", "JUDGE_GRADING_PYTHON", "JUDGE_SANDBOX_BASE_UID",
-             "CUDA_VISIBLE_DEVICES", "JUDGE_WARM")
+             "CUDA_VISIBLE_DEVICES", "JUDGE_WARM", "JUDGE_SHARDS")
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,7 @@ class JudgeSettings:
     sandbox_base_uid: int
     cuda_visible_devices: str | None
     warm: bool | None = None  # None: the process's own default (warm_pool.use_by_default)
+    shards: int | None = None  # None: auto (grading/shards.py)
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> JudgeSettings:
@@ -63,7 +65,15 @@ class JudgeSettings:
             sandbox_base_uid=int(env.get("JUDGE_SANDBOX_BASE_UID") or 61000),
             cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES") or None,
             warm=(env["JUDGE_WARM"] not in ("", "0")) if "JUDGE_WARM" in env else None,
+            shards=_shards(env.get("JUDGE_SHARDS")),
         )
+
+
+def _shards(value: str | None) -> int | None:
+    value = (value or "").strip().lower()
+    if value in ("", "auto") or not value.isdigit():
+        return None
+    return max(1, int(value))
 
 
 _current: tuple[tuple, JudgeSettings] | None = None

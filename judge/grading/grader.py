@@ -23,6 +23,7 @@ from judge.config import settings
 from judge.grading import environment as env
 from judge.grading.experiment import report_experiment
 from judge.grading.reference_cache import ReferenceCache, ReferenceFailure, get_reference
+from judge.grading.shards import run_hidden
 from judge.grading.suite_run import run_suite
 from judge.grading.workdir import View
 from judge.judging.clock import TimeLimits, grading_cap
@@ -239,11 +240,14 @@ class _Grading:
         self.judges.append(judge)
         run = None
         if not skip:
-            run = run_suite(self.problem, view, run=f"student-{suite}", suite=suite,
-                            submission=sub, targets=self._targets(suite, ref_tests),
-                            limits=limits, device=self.device,
-                            on_events=judge.follow if self.emit.on_event or self.fail_fast
-                            else None, stop=self.stop if self.fail_fast else None)
+            how = run_hidden if suite == "hidden" else run_suite  # shards.py: N at once
+            extra = {"ref_tests": ref_tests, "fail_fast": self.fail_fast,
+                     "runner": run_suite} if how is run_hidden else {}
+            run = how(self.problem, view, run=f"student-{suite}", suite=suite,
+                      submission=sub, targets=self._targets(suite, ref_tests),
+                      limits=limits, device=self.device,
+                      on_events=judge.follow if self.emit.on_event or self.fail_fast
+                      else None, stop=self.stop if self.fail_fast else None, **extra)
         t = time.perf_counter()
         outcome = judge.finish(run, blocked=blocked)
         self.timings["compare_s"] = round(self.timings["compare_s"] + time.perf_counter() - t, 4)

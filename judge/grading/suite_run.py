@@ -202,6 +202,7 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
     out.stdout, out.stderr = bytes(res.stdout or b""), bytes(res.stderr or b"")
     out.wall_s = float(res.wall_s)
     out.cpu_s, out.wait_s = res.cpu_s, res.wait_s
+    out.max_memory_bytes = getattr(res, "max_memory_bytes", None)
     out.layers, out.missing_layers = dict(res.layers), list(res.missing_layers)
     out.stopped_early = res.stopped
     if not res.stopped:  # when the kill was ours, no limit was reached and nothing crashed

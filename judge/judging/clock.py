@@ -206,6 +206,14 @@ class PhaseClock:
         return bool(b is not None and s is not None and u.cpu_s is not None
                     and s.cpu_s is not None and u.cpu_s - s.cpu_s > b + GRACE_S)
 
+    @property
+    def run_cpu_s(self) -> float | None:
+        """The CPU time the budget counts: from the runner's first line to the last sample."""
+        s, u = self._started, self.last
+        if s is None or s.cpu_s is None or u.cpu_s is None:
+            return None
+        return max(0.0, u.cpu_s - s.cpu_s)
+
     def finish(self, u: Usage) -> None:
         """The run is over; `u` is its last usage."""
         self._switch(None, None, u)

@@ -43,6 +43,8 @@ class RunRecord:
     attempts: int = 1                   # 2: the first run was stopped by the wall-clock net
     cpu_s: float | None = None          # the whole tree's
     wait_s: float | None = None         # how long a busy host held it back
+    max_memory_bytes: int | None = None  # the cgroup's peak, where the host measures it
+    shards: int = 1                     # N: merged from N shards; -N: run again unsharded
 
     @property
     def died(self) -> bool:

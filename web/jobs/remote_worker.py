@@ -45,6 +45,8 @@ class RemoteWorker:
         self.client = WorkerClient(server, token)
         self.catalog, self.grader, self.warm = catalog, grader, warm
         self.device, self.gpu_name, self.slots = device, gpu_name, slots
+        from judge.grading.shards import set_slots
+        set_slots(slots)  # each grading's hidden suite gets the cores left to one slot
         self.host = host or socket.gethostname()
         self.version = version
         self.stop = threading.Event()

@@ -187,6 +187,8 @@ class JobSystem:
         self._stop.clear()
         self.recover()
         if n > 0:
+            from judge.grading.shards import set_slots
+            set_slots(n)  # each grading's hidden suite gets the cores left to one thread
             self.consumer = _EmbeddedConsumer(self.huey, self.doorbell, workers=n,
                                               periodic=False, worker_type="thread",
                                               initial_delay=self.idle_poll_s[0], backoff=1.2,
