@@ -146,6 +146,7 @@ import numpy as np
 class Param:
     def __init__(self, data): self.data = np.asarray(data, dtype=float)
 def total(*ps): return float(sum(p.data.sum() for p in ps))
+def renew(p): p.data = np.zeros(1)
 """
 
 
@@ -161,6 +162,9 @@ def test_the_tests_writes_into_an_attribute_array_reach_the_submissions_object(s
     assert imp("total")(p) == 27.0
     q = imp("Param")([0.0])
     assert imp("total")(p, q) == 27.0                 # unchanged: nothing sent again
+    imp("renew")(p)            # the array the test's copy stood for is gone there ...
+    kept[:] = 5.0
+    assert imp("total")(p) == 0.0                     # ... and its write goes nowhere
 
 
 NODES = """

@@ -274,11 +274,14 @@ class Codec:
 
     def _lend(self, value, out: dict) -> None:
         num = self._lent_ids.get(id(value))
+        if num is not None and lent_object(self.lent_out[num]) is not value:
+            num = None  # that id's array died and another has it now
         if num is None:
             if len(self.lent_out) >= MAX_HANDLES:
                 return
             num = self._lent_ids[id(value)] = len(self.lent_out) + 1
-            self.lent_out[num] = value
+            # the submission's arrays the tests read (borrowed.py) are not kept alive by it
+            self.lent_out[num] = value if self.guarded else weakref.ref(value)
         out["r"] = num
 
     def encode_held(self, value) -> dict:
@@ -509,6 +512,11 @@ class Codec:
             return cls(msg)
         except Exception:
             return RuntimeError(f"{d.get('n')}: {msg}")
+
+
+def lent_object(entry):
+    """What a lent number stands for now (None: an array of the submission's that died)."""
+    return entry() if isinstance(entry, weakref.ref) else entry
 
 
 async def _awaited(x):

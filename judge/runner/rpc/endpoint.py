@@ -18,7 +18,7 @@ from typing import Callable
 
 from ..wire import Channel, PeerGone, WireError
 from .borrowed import Borrowed
-from .codec import Codec, _awaited
+from .codec import Codec, _awaited, lent_object
 from .inplace import apply_back, changed, containers, encode_back, put_value, snapshot
 from .operations import is_held, is_lent, perform
 from .streams import Streams
@@ -225,7 +225,10 @@ class Endpoint(Codec):
             if not (isinstance(item, list) and len(item) == 2 and type(item[0]) is int
                     and item[0] in self.lent_out):
                 raise WireError("a write-back into an array this side never lent")
-            put_value(self.lent_out[item[0]], self.decode(item[1]))
+            target = lent_object(self.lent_out[item[0]])
+            value = self.decode(item[1])
+            if target is not None:  # (an array of the submission's that died: nothing to do)
+                put_value(target, value)
 
     def _target(self, hid):
         if hid is None:
