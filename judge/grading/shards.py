@@ -111,17 +111,36 @@ def run_hidden(problem, view, *, run: str, suite: str, submission, targets: list
                          stop=stop)
     groups = split(files, ref_tests, n)
     records: list[RunRecord | None] = [None] * len(groups)
+    live: dict[int, RunRecord] = {}
+    abandon = threading.Event()  # the shards cannot be used: stop them all, run once more
+    lock = threading.Lock()
+
+    def hook(i: int):
+        def seen(events: list[dict], rec: RunRecord) -> None:
+            live[i] = rec
+            if on_events is not None:  # the judge's live hook, one shard at a time
+                with lock:
+                    on_events(events, rec)
+        return seen
 
     def one(i: int) -> None:
-        records[i] = runner(problem, view, run=f"{run}-shard{i}", suite=suite,
-                               submission=submission, targets=groups[i], limits=limits,
-                               device=device)
+        try:
+            records[i] = runner(problem, view, run=f"{run}-shard{i}", suite=suite,
+                                submission=submission, targets=groups[i], limits=limits,
+                                device=device, on_events=hook(i), stop=abandon)
+        finally:
+            r = records[i]
+            if r is None or _abnormal(r):
+                abandon.set()
 
     threads = [threading.Thread(target=one, args=(i,), name=f"judge-shard{i}", daemon=True)
-               for i in range(1, len(groups))]
+               for i in range(len(groups))]
     for t in threads:
         t.start()
-    one(0)
+    while any(t.is_alive() for t in threads):
+        threads[0].join(0.05)
+        if not abandon.is_set() and _over_budget(limits, list(live.values())):
+            abandon.set()
     for t in threads:
         t.join()
     done = [r for r in records if r is not None]
@@ -161,6 +180,13 @@ def _abnormal(r: RunRecord) -> str | None:
     if lg.tampered or any(rec.oversized for rec in lg.tests.values()):
         return "a line out of order or too big"
     return None
+
+
+def _over_budget(limits, running: list[RunRecord]) -> bool:
+    """The shards' CPU time so far already passes what one run's budget allows."""
+    used = [r.clock.run_cpu_s for r in running if r.clock is not None]
+    return limits.budget_s is not None and sum(u or 0.0 for u in used) > \
+        limits.budget_s + GRACE_S
 
 
 def _over(problem, limits, done: list[RunRecord]) -> str | None:
