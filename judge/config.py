@@ -14,8 +14,11 @@ runner aside) that reads the environment.
 | JUDGE_GRADING_PYTHON | grading_python ("3.X": what remote workers run, for the page's CE check) | this Python |
 | JUDGE_SANDBOX_BASE_UID | sandbox_base_uid (first of the sandbox's 64 uids) | 61000 |
 | CUDA_VISIBLE_DEVICES | cuda_visible_devices (passed on to a CUDA child) | unset |
-| JUDGE_WARM | warm (suite runs fork from a warm zygote, grading/warm_pool.py; "0": cold) | on where many files are graded (serve's workers, worker, check, --mutate); a one-off grade is cold |
-| JUDGE_SHARDS | shards (the hidden suite as at most N runs at once, grading/shards.py; "1": one run) | auto: the cores per grading slot where runs are warm, else 1 |
+| JUDGE_WARM | warm (suite runs fork from a warm zygote, grading/warm_pool.py; "0": cold) | on (*) |
+| JUDGE_SHARDS | shards (the hidden suite as at most N runs at once, grading/shards.py; "1": one run) | auto (**) |
+
+(*) where many files are graded: serve's workers, worker, check, --mutate; a one-off grade is cold.
+(**) the cores per grading slot where runs are warm, else 1.
 
 The object is built once and rebuilt only when one of these variables changes (a test's
 monkeypatch, a front end that sets one before grading), so every reader sees the same values.

@@ -27,8 +27,14 @@ from pathlib import Path
 from judge.authoring.handbook_format import NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused, read_problem
 from judge.authoring.import_check import needs_server
 from judge.authoring.import_guard import MAX_FOLDERS, Unsafe, is_plain_dir, read_bytes
-from judge.authoring.import_runtime import (find_runtime, install_note, install_runtime, plan_install,
-                                            plan_modules, runtime_modules)
+from judge.authoring.import_runtime import (
+    find_runtime,
+    install_note,
+    install_runtime,
+    plan_install,
+    plan_modules,
+    runtime_modules,
+)
 from judge.authoring.test_split import Split, split_tests
 from judge.problem import REPO_ROOT, Problem, ProblemError, parse_config, problems_root
 
