@@ -70,8 +70,7 @@ def main(argv=None) -> int:
     ep.lost = lost
     if args.streams_fds:
         s_in, s_out = (int(x) for x in args.streams_fds.split(","))
-        ep.open_streams(Channel(s_in, s_out), MAX_STREAMS)
-        ep.streams.start()
+        ep.open_streams(Channel(s_in, s_out), MAX_STREAMS).start()
     loop.add_reader(ch.fd_in, ep.on_readable)
     loop.run_forever()
     return 0

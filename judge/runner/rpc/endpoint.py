@@ -55,10 +55,11 @@ class Endpoint(Codec):
         # the trusted side: the submission's attribute arrays it read (borrowed.py)
         self.borrowed = Borrowed(self)
 
-    def open_streams(self, channel: Channel, cap: int) -> None:
+    def open_streams(self, channel: Channel, cap: int) -> Streams:
         """The second channel: one stream per thread of the trusted side other than its main
         one (see streams.py)."""
         self.streams = Streams(self, channel, cap)
+        return self.streams
 
     # ---- requests -----------------------------------------------------------------------
 
