@@ -32,6 +32,7 @@ node ids.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import os
 import threading
@@ -107,8 +108,8 @@ def run_hidden(problem, view, *, run: str, suite: str, submission, targets: list
     n = shard_count(problem, device, len(files), fail_fast=fail_fast)
     if n < 2 or len(files) != len(targets):
         return runner(problem, view, run=run, suite=suite, submission=submission,
-                         targets=targets, limits=limits, device=device, on_events=on_events,
-                         stop=stop)
+                      targets=targets, limits=limits, device=device, on_events=on_events,
+                      stop=stop)
     groups = split(files, ref_tests, n)
     records: list[RunRecord | None] = [None] * len(groups)
     live: dict[int, RunRecord] = {}
@@ -133,7 +134,9 @@ def run_hidden(problem, view, *, run: str, suite: str, submission, targets: list
             if r is None or _abnormal(r):
                 abandon.set()
 
-    threads = [threading.Thread(target=one, args=(i,), name=f"judge-shard{i}", daemon=True)
+    # each shard in a copy of this context: warm_pool.forced and the like hold there too
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(one, i),
+                                name=f"judge-shard{i}", daemon=True)
                for i in range(len(groups))]
     for t in threads:
         t.start()
@@ -158,8 +161,8 @@ def run_hidden(problem, view, *, run: str, suite: str, submission, targets: list
     if limits.wall_cap_s is not None:  # the run again draws on the same grading's clock
         limits = replace(limits, wall_cap_s=max(1.0, limits.wall_cap_s - spent))
     again = runner(problem, view, run=f"{run}-unsharded", suite=suite,
-                      submission=submission, targets=targets, limits=limits, device=device,
-                      on_events=on_events, stop=stop)
+                   submission=submission, targets=targets, limits=limits, device=device,
+                   on_events=on_events, stop=stop)
     again.shards = -len(groups)
     stats["unsharded"] += 1
     return again

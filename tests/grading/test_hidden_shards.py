@@ -26,6 +26,8 @@ def _graded(problem, source, n: int, monkeypatch) -> dict:
     events: list[dict] = []
     with warm_pool.forced(True):
         report = grade(problem, source, device="cpu", on_event=events.append)
+    # warm, shards included (each shard's thread runs in a copy of this context)
+    assert report.provenance["sandbox_layers"].get("grader_path") == "warm"
     d = report.to_dict()
     first = d.get("first_failure") or {}
     hidden = [(e["type"], e["test"], e.get("verdict")) for e in events
