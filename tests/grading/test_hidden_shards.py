@@ -141,3 +141,21 @@ def test_a_shard_that_ends_abnormally_is_charged_as_one_run_charges_it(kind, mon
         one, _ = _same(problem, source, monkeypatch)
         assert one["verdict"] != "AC" and one["test"].startswith("hidden/"), (kind, file, one)
         assert shards.stats["unsharded"] == before["unsharded"] + 1, (kind, file)
+
+
+def test_how_many_shards(monkeypatch):
+    problem = _problem("143")
+    monkeypatch.delenv("JUDGE_SHARDS", raising=False)
+    with warm_pool.forced(True):
+        assert shards.shard_count(problem, "cpu", 9, fail_fast=False) == 2  # 2 cores, 1 slot
+        assert shards.shard_count(problem, "cpu", 1, fail_fast=False) == 1  # one file
+        assert shards.shard_count(problem, "cpu", 9, fail_fast=True) == 1   # --mutate
+        assert shards.shard_count(problem, "cuda", 9, fail_fast=False) == 1
+        monkeypatch.setattr(shards, "_slots", [2])  # 2 grading threads: a core each
+        assert shards.shard_count(problem, "cpu", 9, fail_fast=False) == 1
+        monkeypatch.setattr(shards, "_slots", [1])
+        monkeypatch.setenv("JUDGE_SHARDS", "1")
+        assert shards.shard_count(problem, "cpu", 9, fail_fast=False) == 1
+    monkeypatch.setenv("JUDGE_SHARDS", "auto")
+    with warm_pool.forced(False):  # cold: a shard would pay a torch import of its own
+        assert shards.shard_count(problem, "cpu", 9, fail_fast=False) == 1
