@@ -195,15 +195,14 @@ def _over_budget(limits, running: list[RunRecord]) -> bool:
 def _over(problem, limits, done: list[RunRecord]) -> str | None:
     """Whether one run doing what the shards did together would have passed a limit."""
     lim = problem.limits
-    cpu = [r.cpu_s for r in done]
-    if all(c is not None for c in cpu) and sum(cpu) > lim.cpu_s:
+    cpu = _total([r.cpu_s for r in done])
+    if cpu is not None and cpu > lim.cpu_s:
         return "their CPU time together passes cpu_s"
-    used = [r.clock.run_cpu_s if r.clock is not None else None for r in done]
-    if limits.budget_s is not None and all(u is not None for u in used) and \
-            sum(used) > limits.budget_s + GRACE_S:
+    used = _total([r.clock.run_cpu_s if r.clock is not None else None for r in done])
+    if limits.budget_s is not None and used is not None and used > limits.budget_s + GRACE_S:
         return "their CPU time together passes the suite's budget"
-    peaks = [r.max_memory_bytes for r in done]
-    if all(p is not None for p in peaks) and sum(peaks) > lim.memory_mb * 1024 * 1024:
+    peak = _total([r.max_memory_bytes for r in done])
+    if peak is not None and peak > lim.memory_mb * 1024 * 1024:
         return "their memory peaks together pass memory_mb"
     if sum(len(r.stdout) + len(r.stderr) for r in done) > lim.output_kb * 1024:
         return "their output together passes output_kb"
@@ -232,7 +231,7 @@ def merge(suite: str, done: list[RunRecord], limits, ref_tests: dict) -> RunReco
     lg.n_trace_steps = sum(r.log.n_trace_steps for r in done)
     lg.kept_bytes = sum(r.log.kept_bytes for r in done)
     lg.kept_values = sum(r.log.kept_values for r in done)
-    ends = [r.log.finished for r in done]
+    ends = [r.log.finished or {} for r in done]  # each shard's: _abnormal checked it is there
     lg.finished = dict(ends[0])
     lg.finished["tests_s"] = max((e.get("tests_s") or 0.0) for e in ends)
     clock = PhaseClock(limits)
@@ -253,9 +252,13 @@ def merge(suite: str, done: list[RunRecord], limits, ref_tests: dict) -> RunReco
                     stderr=b"".join(r.stderr for r in done),
                     layers=dict(first.layers), missing_layers=list(first.missing_layers),
                     attempts=max(r.attempts for r in done))
-    cpu = [r.cpu_s for r in done]
-    out.cpu_s = sum(cpu) if all(c is not None for c in cpu) else None
+    out.cpu_s = _total([r.cpu_s for r in done])
     out.wait_s = max((r.wait_s or 0.0) for r in done)
-    peaks = [r.max_memory_bytes for r in done]
-    out.max_memory_bytes = sum(peaks) if all(p is not None for p in peaks) else None
+    peak = _total([r.max_memory_bytes for r in done])
+    out.max_memory_bytes = int(peak) if peak is not None else None
     return out
+
+
+def _total(values: list) -> float | None:
+    """The sum, or None where one of them is not known."""
+    return None if any(v is None for v in values) else float(sum(values))
