@@ -93,15 +93,23 @@ def test_a_file_in_the_tests_temporary_folder_is_the_submissions(bank):
 def test_no_test_file_is_found_from_the_submission(bank):
     # the shared folder holds what the two processes write, nothing else: the tests' files are
     # mounted elsewhere, in the trusted sandbox only. A file that looks everywhere it can for
-    # a test file, and answers right only if it finds one, is not accepted.
+    # a test file, and answers right only if it finds this problem's (by its text: a clone under
+    # /tmp has its venv bound back there, and that holds other packages' test files), is not
+    # accepted.
     p = bank["save-file"]
     spy = source("save-file").replace("def line_count(path):\n", '''def line_count(path):
     import os
     roots = {"/tmp", os.path.dirname(path), os.path.dirname(os.path.dirname(path)), os.getcwd()}
     for root in roots:
         for folder, _, files in os.walk(root):
-            if any(f.startswith("test_") and f.endswith(".py") for f in files):
-                return 3
+            for f in files:
+                if f.startswith("test") and f.endswith(".py"):
+                    try:
+                        text = open(os.path.join(folder, f), encoding="utf-8").read()
+                    except (OSError, UnicodeError):
+                        continue
+                    if "def test_the_submission_reads_a_file_of_the_test" in text:
+                        return 3
     return -1
 ''', 1)
     v = verdicts(grade(p, spy, suite="hidden"))
