@@ -370,10 +370,8 @@ def _nproc(acct, n: int) -> int | None:
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _close(fd: int, fds: list[int] | None = None) -> None:
@@ -381,20 +379,16 @@ def _close(fd: int, fds: list[int] | None = None) -> None:
         if fd not in fds:
             return
         fds.remove(fd)
-    try:
+    with contextlib.suppress(OSError):
         os.close(fd)
-    except OSError:
-        pass
 
 
 def _cleanup(group, acct, pgid: int | None) -> bool:
     """Kill everything left of the run; True if something survived."""
     left = False
     if pgid is not None:
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
     if group:
         left |= not group.kill()
         group.remove()

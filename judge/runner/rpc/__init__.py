@@ -10,11 +10,23 @@ their public attributes, and nothing else (no `_` names, no modules, no function
 attributes set). Comparing a `Remote` with a plain value never asks the submission: equality is
 identity there, order is a TypeError, so an object that says "equal to anything" equals nothing.
 
-    codec.py       values and exceptions to and from tagged JSON data; handles, both ways
+    codec.py       values to and from tagged JSON data; handles, both ways
+    standins.py    the peer's handles decoded into stand-ins, under the caps (for codec.py)
+    exceptions.py  exceptions and exception groups both ways; the peer's exception classes as
+                   local ones (for codec.py)
+    stdvalues.py, npvalues.py, typeforms.py
+                   standard-library values, numpy scalars and dtypes, type annotations by value
+    views.py, inplace.py, borrowed.py
+                   array views, in-place changes and attribute arrays, as in one process
     remote.py      the local stand-ins for the peer's objects (Remote, methods, enum members,
                    attribute containers)
+    peertypes.py, classes.py, metadata.py
+                   the submission's classes as real types, what is set on them, and the
+                   metadata dunders of stand-ins
     operations.py  what one request does to an object of this side, and what the guard refuses
+    served.py      runtime modules the trusted side serves
     endpoint.py    requests, answers, nesting and `await` over one Channel
+    streams.py     concurrent requests from the trusted side's threads
 """
 
 from .codec import MAX_HANDLES, MAX_TEXT, ProxyRefused

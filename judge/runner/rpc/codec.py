@@ -1,10 +1,9 @@
 """Values to and from the wire's tagged JSON data (wire.py), one endpoint's view: its own objects
 cross as handles it numbers (`export`), the peer's come back as stand-ins (remote.py), exceptions
-by type and message."""
+by type and message (exceptions.py)."""
 
 from __future__ import annotations
 
-import builtins
 import collections.abc
 import enum
 import inspect
@@ -25,11 +24,13 @@ from ..wire import (
     is_tensor,
     unb64,
 )
+from . import exceptions, standins
 from .classes import as_method
+from .exceptions import builtin_base
 from .inplace import snapshot
 from .npvalues import NP_TAGS, decode_np, encode_np
-from .peertypes import OwnFunction, RemoteClass, class_info, make_class, typed_class
-from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote, enum_value, held
+from .peertypes import OwnFunction, RemoteClass, class_info, typed_class
+from .remote import ENUM_CLASSES, HELD_TYPES, Method, Remote
 from .stdvalues import STD_TAGS, decode_std, encode_std
 from .typeforms import decode_form, encode_form
 from .views import rebuild, view_spec
@@ -39,8 +40,6 @@ MAX_TEXT = 4000
 MAX_TYPES = 10_000
 MAX_METHODS = 200
 MAX_LENT = 10_000
-MAX_GROUP_DEPTH = 16     # exception groups inside groups
-MAX_GROUP_ITEMS = 1000   # members of one group
 _SCALARS = (int, float, str, bool, type(None))
 _PLAIN = (bool, int, float, str)
 _STANDINS = (Remote, *HELD_TYPES)
@@ -48,14 +47,6 @@ _STANDINS = (Remote, *HELD_TYPES)
 
 class ProxyRefused(TypeError):
     """The submission asked for something of the trusted side it may not have."""
-
-
-def _builtin_base(cls: type) -> type:
-    k: type
-    for k in cls.__mro__:
-        if getattr(builtins, k.__name__, None) is k:
-            return k
-    return Exception
 
 
 def _plain_base(v):
@@ -226,7 +217,7 @@ class Codec:
             if doc is not None:
                 out["d"] = doc[:MAX_TEXT]
         if isinstance(v, type) and issubclass(v, BaseException):
-            out["x"] = _builtin_base(v).__name__
+            out["x"] = builtin_base(v).__name__
         elif not self.guarded and typed_class(v):
             hid = self.export(v)
             if hid not in self.classes_told:  # the first time: what the type is
@@ -291,6 +282,17 @@ class Codec:
         return out
 
     # ---- the peer's, in ---------------------------------------------------------------
+
+    # the peer's handles as stand-ins (standins.py), exceptions both ways (exceptions.py)
+    _hid = standins.hid
+    _count = standins.count
+    _held = standins.held_value
+    _remote = standins.remote
+    _peer_methods = standins.peer_methods
+    _peer_class = standins.peer_class
+    _mirror = exceptions.mirror
+    encode_exc = exceptions.encode_exc
+    decode_exc = exceptions.decode_exc
 
     def decode(self, v, depth: int = 0):
         if depth > MAX_DEPTH + 2:
@@ -367,152 +369,6 @@ class Codec:
         if any(k in v for k in NP_TAGS):
             return decode_np(v)
         raise WireError("a value of no known kind")
-
-    def _hid(self, v) -> int:
-        hid = v.get("R", v.get("r"))
-        if not isinstance(hid, int) or isinstance(hid, bool) or hid <= 0:
-            raise WireError("a malformed handle")
-        return hid
-
-    def _count(self) -> None:
-        self.made += 1
-        if self.made > MAX_HANDLES:
-            raise WireError("too many handles")
-
-    def _held(self, value, v):
-        self._count()
-        return held(self, self._hid(v), value)
-
-    def _remote(self, v):
-        hid = self._hid(v)
-        if "x" in v:
-            return self._mirror(hid, v)
-        if "e" in v:
-            m = self.members.get(hid)
-            if m is None:
-                if type(v["e"]) not in _PLAIN or type(v["e"]) is bool:
-                    raise WireError("an enum member of a malformed value")
-                self._count()
-                m = self.members[hid] = enum_value(self, hid, v["e"], str(v.get("n"))[:100])
-            return m
-        if hid in self.peer_classes:
-            return self.peer_classes[hid]
-        if "t" in v and self.guarded and len(self.peer_classes) < MAX_TYPES:
-            # (the tests' classes stay handles over there; past the cap, so do the peer's)
-            return self._peer_class(hid, v)
-        r = self.remotes.get(hid)
-        if r is None:
-            self._count()
-            kinds = v.get("k") if isinstance(v.get("k"), str) else ""
-            name = v.get("n") if isinstance(v.get("n"), str) else "object"
-            methods = self._peer_methods(v)
-            typ = self.peer_type_class.get(v["y"]) if "y" in v else None
-            r = Remote._make(self, hid, kinds[:4], name[:100], methods, typ)
-            self.remotes[hid] = r
-            if "q" in v and not self.guarded and isinstance(v["q"], str) and \
-                    len(self.meta) < MAX_HANDLES:
-                doc = v.get("d")
-                self.meta[hid] = (v["q"][:200], doc[:MAX_TEXT] if isinstance(doc, str) else None)
-        if "o" in r._kinds:  # a real coroutine here too: create_task and asyncio.run take it
-            return _awaited(r)
-        if "g" in r._kinds and self.guarded:
-            # a generator function of the submission's: a real one here (served.gen_stub)
-            stub = self.gen_stubs.get(hid)
-            if stub is None:
-                from .served import gen_stub  # served.py builds on this module
-                stub = self.gen_stubs[hid] = gen_stub(r)
-            return stub
-        return r
-
-    def _peer_methods(self, v) -> frozenset:
-        tid = v.get("y")
-        if tid is None:
-            return frozenset()
-        if not isinstance(tid, int) or isinstance(tid, bool):
-            raise WireError("a malformed class number")
-        names = v.get("ym")
-        if names is not None:
-            if not isinstance(names, list) or len(names) > MAX_METHODS or \
-                    len(self.peer_types) >= MAX_TYPES or \
-                    not all(isinstance(n, str) and n.isidentifier() and not n.startswith("_")
-                            for n in names):
-                raise WireError("a malformed list of methods")
-            self.peer_types[tid] = frozenset(names)
-            if "yc" in v:
-                cls = self.decode(v["yc"])
-                if type(cls) is RemoteClass:
-                    self.peer_type_class[tid] = cls
-        return self.peer_types.get(tid, frozenset())
-
-    def _peer_class(self, hid: int, v: dict) -> type:
-        self._count()
-        name = v.get("n")
-        name = name[:100] if isinstance(name, str) else "Object"
-        cls = self.peer_classes[hid] = make_class(self, hid, name, v.get("t"))
-        return cls
-
-    def _mirror(self, hid: int, v: dict) -> type:
-        """A real local exception class for one of the peer's: `except`, `raises` and
-        isinstance work on it (the peer's class hierarchy above the builtin base is flattened)."""
-        cls = self.mirrors.get(hid)
-        if cls is None:
-            base = getattr(builtins, str(v.get("x")), None)
-            if not (isinstance(base, type) and issubclass(base, Exception)):
-                base = Exception
-            name = str(v.get("n") or "Error")[:100]
-            cls = type(name if name.isidentifier() else "Error", (base,), {})
-            self.mirrors[hid] = cls
-            self._mirror_of[cls] = hid
-        return cls
-
-    # ---- exceptions ---------------------------------------------------------------------
-
-    def encode_exc(self, e: BaseException, depth: int = 0) -> dict:
-        cls = type(e)
-        base = _builtin_base(cls)
-        group = e if isinstance(e, BaseExceptionGroup) and depth < MAX_GROUP_DEPTH else None
-        try:
-            text = str(e if group is None else group.message)  # str() appends the count
-        except Exception:
-            text = f"<{cls.__name__}>"
-        out: dict[str, object] = {"n": cls.__name__[:100], "b": base.__name__,
-                                  "m": text[:MAX_TEXT]}
-        if group is not None:  # `except*` and `eg.exceptions` on the other side: members too
-            out["g"] = [self.encode_exc(x, depth + 1)
-                        for x in group.exceptions[:MAX_GROUP_ITEMS]]
-        if base is not cls and cls not in self._mirror_of:
-            out["c"] = self.encode(cls)
-        elif cls in self._mirror_of:
-            out["c"] = {"H": self._mirror_of[cls]}
-        return out
-
-    def decode_exc(self, d, depth: int = 0) -> BaseException:
-        if not isinstance(d, dict):
-            raise WireError("a malformed exception")
-        msg = str(d.get("m", ""))[:MAX_TEXT]
-        subs = None
-        if "g" in d:
-            if not isinstance(d["g"], list) or len(d["g"]) > MAX_GROUP_ITEMS or \
-                    depth >= MAX_GROUP_DEPTH:
-                raise WireError("a malformed exception group")
-            subs = [self.decode_exc(x, depth + 1) for x in d["g"]]
-        cls = None
-        if "c" in d:
-            c = self.decode(d["c"])
-            if isinstance(c, type) and issubclass(c, Exception):
-                cls = c
-        if cls is None:
-            b = getattr(builtins, str(d.get("b")), None)
-            cls = b if isinstance(b, type) and issubclass(b, Exception) else None
-        if cls is None:  # SystemExit, KeyboardInterrupt...: never re-raised as themselves
-            return RuntimeError(f"{d.get('n', 'BaseException')}: {msg}")
-        try:
-            if subs is not None and issubclass(cls, BaseExceptionGroup):
-                return cls(msg, subs)
-            return cls(msg)
-        except Exception:
-            return RuntimeError(f"{d.get('n')}: {msg}")
-
 
 def lent_object(entry):
     """What a lent number stands for now (None: an array of the submission's that died)."""
