@@ -7,21 +7,20 @@ job-states and quick-lru are problems written for these tests in the handbook's 
 from __future__ import annotations
 
 import gc
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 import reference  # noqa: F401  (puts `checker` on sys.path, as a test file imports it)
 from judge import check_problem, grade
 from judge.authoring.importer import import_problems
 from judge.problem import load_problem
-from judge.runner.rpc import Endpoint, Remote
-from judge.runner.wire import Channel, WireError
+from judge.runner.rpc import Remote
+from judge.runner.wire import WireError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -43,30 +42,9 @@ def source(name: str, file: str = "solution.py") -> str:
 
 
 @pytest.fixture
-def served(tmp_path):
+def served(served_endpoint):
     """A submission side (judge_runner.serve) in a plain subprocess, and a guarded endpoint."""
-    procs = []
-
-    def start(module_source: str):
-        (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
-        a_r, a_w = os.pipe()
-        b_r, b_w = os.pipe()
-        env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
-        proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
-                                 "--out-fd", str(b_w), "--module", "solution",
-                                 "--submission", str(tmp_path / "solution.py")],
-                                pass_fds=(a_r, b_w), env=env)
-        procs.append(proc)
-        os.close(a_r)
-        os.close(b_w)
-        ch = Channel(b_r, a_w)
-        assert ch.recv() == {"t": "hello"}
-        return Endpoint(ch, guarded=True)
-
-    yield start
-    for p in procs:
-        p.kill()
-        p.wait()
+    return served_endpoint
 
 
 # ---- the proxy, directly -----------------------------------------------------------------

@@ -6,46 +6,25 @@ plain subprocess; the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
-from judge.runner.rpc import Endpoint
 from judge.runner.rpc.codec import Codec
-from judge.runner.wire import Channel, WireError, b64
+from judge.runner.wire import WireError, b64
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def served(tmp_path):
-    procs = []
-
+def served(served_endpoint):
+    """start(module_source) -> a function importing a name from the served module."""
     def start(module_source: str):
-        (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
-        a_r, a_w = os.pipe()
-        b_r, b_w = os.pipe()
-        env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
-        proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
-                                 "--out-fd", str(b_w), "--module", "solution",
-                                 "--submission", str(tmp_path / "solution.py")],
-                                pass_fds=(a_r, b_w), env=env)
-        procs.append(proc)
-        os.close(a_r)
-        os.close(b_w)
-        ch = Channel(b_r, a_w)
-        assert ch.recv() == {"t": "hello"}
-        ep = Endpoint(ch, guarded=True)
+        ep = served_endpoint(module_source)
         return lambda name: ep.request("import", None, name)
-
-    yield start
-    for p in procs:
-        p.kill()
-        p.wait()
+    return start
 
 
 KERNELS = """

@@ -1,0 +1,46 @@
+"""The submission's side of the call proxy (judge_runner.serve) in a plain subprocess, joined to a
+guarded endpoint in the test's process: what the tests of the proxy's values, types and calls
+talk to without a sandbox (the graded tests run both sides sandboxed)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judge.runner.rpc import Endpoint
+from judge.runner.wire import Channel
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def start_served(tmp_path: Path, module_source: str, procs: list) -> Endpoint:
+    """Writes `module_source` as solution.py, starts its serving process (kept in `procs`, for
+    the caller to stop) and returns the trusted side's endpoint after the hello."""
+    (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
+    a_r, a_w = os.pipe()
+    b_r, b_w = os.pipe()
+    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
+    proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
+                             "--out-fd", str(b_w), "--module", "solution",
+                             "--submission", str(tmp_path / "solution.py")],
+                            pass_fds=(a_r, b_w), env=env)
+    procs.append(proc)
+    os.close(a_r)
+    os.close(b_w)
+    ch = Channel(b_r, a_w)
+    assert ch.recv() == {"t": "hello"}
+    return Endpoint(ch, guarded=True)
+
+
+@pytest.fixture
+def served_endpoint(tmp_path):
+    """start(module_source) -> the endpoint; every serving process is killed afterwards."""
+    procs: list = []
+    yield lambda module_source: start_served(tmp_path, module_source, procs)
+    for p in procs:
+        p.kill()
+        p.wait()
