@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 import pytest
+from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge.runner.rpc import Endpoint
 from judge.runner.wire import Channel, WireError, encode_array
