@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge.runner import trusted
 from judge.runner.rpc import Endpoint, Remote
@@ -29,33 +30,16 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
-def served(tmp_path):
-    procs = []
+def served(served_endpoint):
+    """start(module_source) -> the stand-in module `solution`, asking the served one."""
     linked = trusted.L.ep
 
     def start(module_source: str):
-        (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
-        a_r, a_w = os.pipe()
-        b_r, b_w = os.pipe()
-        env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
-        proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
-                                 "--out-fd", str(b_w), "--module", "solution",
-                                 "--submission", str(tmp_path / "solution.py")],
-                                pass_fds=(a_r, b_w), env=env)
-        procs.append(proc)
-        os.close(a_r)
-        os.close(b_w)
-        ch = Channel(b_r, a_w)
-        assert ch.recv() == {"t": "hello"}
-        ep = Endpoint(ch, guarded=True)
-        trusted.L.ep = ep  # the stand-in module `solution` asks through it
+        trusted.L.ep = served_endpoint(module_source)  # the stand-in module asks through it
         return trusted.SolutionModule("solution")
 
     yield start
     trusted.L.ep = linked
-    for p in procs:
-        p.kill()
-        p.wait()
 
 
 WRAPS = '''
