@@ -5,12 +5,11 @@ tests/fixtures/handbook_graded are problems written for these tests in the handb
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
+from served_submission import start_served
 
 import reference  # noqa: F401  (puts `checker` on sys.path, as a test file imports it)
 from judge import check_problem, grade
@@ -21,6 +20,7 @@ from judge.runner.rpc import Endpoint, Remote
 from judge.runner.wire import MAX_FRAME, Channel, WireError, parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -134,19 +134,9 @@ def test_oversized_frame_and_bad_values_are_refused():
 
 def _served(module_source: str, tmp_path: Path):
     """A submission side (judge_runner.serve) in a plain subprocess, and a guarded endpoint."""
-    (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
-    a_r, a_w = os.pipe()
-    b_r, b_w = os.pipe()
-    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
-    proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
-                             "--out-fd", str(b_w), "--module", "solution",
-                             "--submission", str(tmp_path / "solution.py")],
-                            pass_fds=(a_r, b_w), env=env)
-    os.close(a_r)
-    os.close(b_w)
-    ch = Channel(b_r, a_w)
-    assert ch.recv() == {"t": "hello"}
-    return proc, Endpoint(ch, guarded=True)
+    procs: list = []
+    ep = start_served(tmp_path, module_source, procs)
+    return procs[0], ep
 
 
 def test_proxy_values_handles_and_in_place_copy_back(tmp_path):

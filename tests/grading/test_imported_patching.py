@@ -7,20 +7,18 @@ pick-queue is a problem written for these tests in the handbook's format."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from served_submission import start_served
 
 from judge import check_problem, grade
 from judge.authoring.importer import import_problems
 from judge.problem import load_problem
-from judge.runner.rpc import Endpoint, Remote
-from judge.runner.wire import Channel
+from judge.runner.rpc import Remote
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
+
 REPO = Path(__file__).resolve().parents[2]
 
 SUBMISSION = '''
@@ -101,19 +99,9 @@ def _cache(tmp_path_factory, monkeypatch):
 @pytest.fixture
 def sub(tmp_path):
     """The submission side (judge_runner.serve) in a plain subprocess; its module's names."""
-    (tmp_path / "solution.py").write_text(SUBMISSION, encoding="utf-8")
-    a_r, a_w = os.pipe()
-    b_r, b_w = os.pipe()
-    env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
-    proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
-                             "--out-fd", str(b_w), "--module", "solution",
-                             "--submission", str(tmp_path / "solution.py")],
-                            pass_fds=(a_r, b_w), env=env)
-    os.close(a_r)
-    os.close(b_w)
-    ch = Channel(b_r, a_w)
-    assert ch.recv() == {"t": "hello"}
-    ep = Endpoint(ch, guarded=True)
+    procs: list = []
+    ep = start_served(tmp_path, SUBMISSION, procs)
+    proc = procs[0]
     def get(name):
         return ep.request("import", None, name)
 
