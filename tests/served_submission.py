@@ -44,3 +44,12 @@ def served_endpoint(tmp_path):
     for p in procs:
         p.kill()
         p.wait()
+
+
+@pytest.fixture
+def served(served_endpoint):
+    """start(module_source) -> a function importing a name from the served module."""
+    def start(module_source: str):
+        ep = served_endpoint(module_source)
+        return lambda name: ep.request("import", None, name)
+    return start
