@@ -12,13 +12,13 @@ into the examples and the rest.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from judge.authoring.import_guard import Unsafe, check_problem_tree, read_text
 from judge.authoring.test_split import Split, example_and_other_tests, split_tests  # noqa: F401
+from judge.judging import python_ast
 
 REQUIRED_FILES = ("problem.md", "starter.py", "solution.py", "test.py")
 DIFFICULTY = {"简单": "easy", "中等": "medium", "困难": "hard",
@@ -261,7 +261,7 @@ def read_problem(folder: Path) -> HandbookProblem:
         except UnicodeDecodeError:
             raise Refused(f"{name} is not UTF-8 text") from None
         try:
-            ast.parse(text, filename=name)
+            python_ast.parse(text, filename=name)
         except SyntaxError as e:
             raise Refused(f"{name}: line {e.lineno}: {e.msg}") from None
         sources[name] = text

@@ -17,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 
 from judge.authoring.handbook_format import INSTALLED_BY
+from judge.judging import python_ast
 from judge.problem import Problem
 
 # Python modules the browser's Python (Pyodide, in the page) does not have: tests or files that
@@ -40,7 +41,7 @@ class ImportCheck:
 def imported_modules(source: str) -> set[str]:
     """Top-level module names a file imports (anywhere in it)."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError:
         return set()
     out = set()

@@ -21,6 +21,7 @@ from pathlib import Path
 from judge.authoring.handbook_format import INSTALLED_BY, HandbookProblem, Refused
 from judge.authoring.import_check import _available, imported_modules
 from judge.authoring.import_guard import read_bytes
+from judge.judging import python_ast
 
 OURS = frozenset({"checker", "solution", "judge_runner", "pytest"})
 
@@ -62,7 +63,7 @@ def _top_level_imports(source: str) -> set[str]:
     """Modules a file imports unconditionally (module-level statements, not inside a function,
     `try` or `if`): a module it cannot import makes the whole file fail."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except SyntaxError:
         return set()
     out = set()

@@ -19,6 +19,8 @@ import symtable
 from dataclasses import dataclass, field
 from typing import TypeGuard
 
+from judge.judging import python_ast
+
 
 @dataclass
 class Split:
@@ -36,7 +38,7 @@ def is_test(node: ast.AST) -> TypeGuard[ast.FunctionDef | ast.AsyncFunctionDef]:
 
 def example_and_other_tests(source: str) -> tuple[list[str], list[str]]:
     """(examples, the other tests) among test.py's top-level functions, in source order."""
-    tree = ast.parse(source)
+    tree = python_ast.parse(source)
     tests = [n.name for n in tree.body if is_test(n)]
     examples = [t for t in tests if t.startswith("test_example")] or tests[:1]
     return examples, [t for t in tests if t not in examples]
@@ -109,7 +111,7 @@ def _is_main_guard(node) -> bool:
 
 
 def split_tests(source: str) -> Split:
-    tree = ast.parse(source)
+    tree = python_ast.parse(source)
     lines = source.splitlines(keepends=True)
     examples, others = example_and_other_tests(source)
     table = symtable.symtable(source, "test.py", "exec")

@@ -26,6 +26,7 @@ import io
 import sys
 import tokenize
 
+from judge.judging import python_ast
 from judge.runner.errors import describe_syntax_error
 
 
@@ -82,7 +83,7 @@ def first_syntax_error(source: str, filename: str, target=None):
         return own, False
     found = []
     try:
-        ast.parse(source, filename, feature_version=target)
+        python_ast.parse(source, filename, feature_version=target)
     except SyntaxError as exc:
         found.append(_except_line_fixed(exc, source))
     except ValueError:
@@ -117,7 +118,7 @@ def _except_line_fixed(exc: SyntaxError, source: str) -> SyntaxError:
     lines = source.splitlines(keepends=True)
     for cut in (len(lines), exc.lineno or 0, (exc.lineno or 1) - 1):
         try:
-            tree = ast.parse("".join(lines[:cut]))
+            tree = python_ast.parse("".join(lines[:cut]))
             break
         except (SyntaxError, ValueError):
             continue

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from judge.judging import python_ast
 from judge.problem.config import LANGS, LimitsConfig, ProblemConfig, ProblemError, parse_hints
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +63,7 @@ def _is_parametrized(fn: ast.AST) -> bool:
 def discover_file(path: Path) -> list[tuple[str, int, bool]]:
     """(function, line, parametrized) of every test in a file, in file order, without importing."""
     try:
-        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        tree = python_ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     except SyntaxError as e:
         raise ProblemError(f"{path}: line {e.lineno}: {e.msg}") from None
     found = []

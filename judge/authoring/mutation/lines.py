@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from judge.grading.suite_run import RESULTS, child_env
 from judge.grading.workdir import View
+from judge.judging import python_ast
 from judge.judging.child_log import read_capped
 from judge.judging.clock import TimeLimits, suite_wall_net
 from judge.problem import Problem
@@ -110,7 +111,7 @@ def cuda_lines(source: str) -> set[int]:
     `if k.is_pinned():`; the else branch of `if not ...` or `if device != "cuda":`), and simple
     statements that call into CUDA themselves (`torch.cuda.synchronize()`)."""
     out: set[int] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(python_ast.parse(source)):
         if isinstance(node, ast.stmt) and not hasattr(node, "body") and \
                 not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)) and \
                 _CUDA.search(ast.unparse(node)):

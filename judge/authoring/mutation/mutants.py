@@ -33,6 +33,8 @@ import re
 import tokenize
 from dataclasses import dataclass
 
+from judge.judging import python_ast
+
 _COMPARE = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
             ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.In: ast.NotIn, ast.NotIn: ast.In,
             ast.Is: ast.IsNot, ast.IsNot: ast.Is}
@@ -63,7 +65,7 @@ class Mutant:
 
 def generate(source: str) -> list[Mutant]:
     """Every mutant of `source`, in source order, without duplicates, each one compiling."""
-    tree = ast.parse(source)
+    tree = python_ast.parse(source)
     src = _Source(source)
     original = ast.dump(tree)
     skip = _skipped(tree)
@@ -293,7 +295,7 @@ def _apply(tree, src: _Source, node, slot, new, code: str | None, original: str)
     for attempt in codes:
         text = src.splice(node, attempt)
         try:
-            if ast.dump(ast.parse(text)) == expected:
+            if ast.dump(python_ast.parse(text)) == expected:
                 compile(text, "<mutant>", "exec", dont_inherit=True)
                 return text
         except (SyntaxError, ValueError):
