@@ -30,9 +30,10 @@ import functools
 import numbers
 import types
 from collections.abc import MutableMapping
+from operator import attrgetter
 
 from ..wire import WireError
-from .remote import OPS, Method, Remote, _Callable
+from .remote import OPS, Method, Remote, _Callable, container_protocol
 
 MAX_BASES = 16
 MAX_OWN = 200
@@ -147,23 +148,13 @@ class RemoteClass(type):
         cls._rc_ep.request("delattr", cls._rc_hid, name)
 
     # class-level protocols (`Cls[int]`, iterating a registry class) are the remote class's
-    def __iter__(cls):
-        return cls._rc_ep.request("iter", cls._rc_hid)
-
-    def __len__(cls):
-        n = cls._rc_ep.request("len", cls._rc_hid)
-        if type(n) is not int or n < 0:
-            raise TypeError("len() of the submission's class is not a non-negative int")
-        return n
-
-    def __getitem__(cls, k):
-        return cls._rc_ep.request("getitem", cls._rc_hid, k)
-
-    def __contains__(cls, x):
-        return cls._rc_ep.request("contains", cls._rc_hid, x) is True
-
+    # (remote.container_protocol, below); a class itself is true, as in one process
     def __bool__(cls):
         return True
+
+
+for _n, _f in container_protocol(attrgetter("_rc_ep", "_rc_hid"), "class").items():
+    setattr(RemoteClass, _n, _f)
 
 
 def _subclass_across(name: str, bases: tuple, ns: dict, kwargs: dict) -> type:

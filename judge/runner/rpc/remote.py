@@ -6,6 +6,8 @@ a TypeError)."""
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from .metadata import dunder
 from .metadata import install as install_metadata
 
@@ -32,6 +34,34 @@ def _op(name):
         return self._ep.request(name, self._hid, *args)
     method.__name__ = name
     return method
+
+
+def container_protocol(handle, of: str) -> dict:
+    """`iter`, `len`, `[]` and `in` forwarded to the peer's object or class (`of`), alike for
+    an object's stand-in (Remote) and a class's (peertypes.RemoteClass: iterating a registry
+    class, `Cls[int]`, answered by its metaclass over there). `handle(stand_in)` is its
+    (endpoint, handle number). The peer's answers are held here to what Python's own `len`
+    and `in` give, whatever its serving side was made to send."""
+    def __iter__(self):
+        ep, hid = handle(self)
+        return ep.request("iter", hid)
+
+    def __len__(self):
+        ep, hid = handle(self)
+        n = ep.request("len", hid)
+        if type(n) is not int or n < 0:
+            raise TypeError(f"len() of the submission's {of} is not a non-negative int")
+        return n
+
+    def __getitem__(self, k):
+        ep, hid = handle(self)
+        return ep.request("getitem", hid, k)
+
+    def __contains__(self, x):
+        ep, hid = handle(self)
+        return ep.request("contains", hid, x) is True
+
+    return {f.__name__: f for f in (__iter__, __len__, __getitem__, __contains__)}
 
 
 class Remote:
@@ -72,23 +102,9 @@ class Remote:
     def __delattr__(self, name):
         self._ep.request("delattr", self._hid, name)
 
-    def __iter__(self):
-        return self._ep.request("iter", self._hid)
-
+    # __iter__, __len__, __getitem__, __contains__: container_protocol, below
     def __next__(self):
         return self._ep.request("next", self._hid)
-
-    def __len__(self):
-        n = self._ep.request("len", self._hid)
-        if type(n) is not int or n < 0:
-            raise TypeError("len() of the submission's object is not a non-negative int")
-        return n
-
-    def __contains__(self, x):
-        return self._ep.request("contains", self._hid, x) is True
-
-    def __getitem__(self, k):
-        return self._ep.request("getitem", self._hid, k)
 
     def __setitem__(self, k, v):
         self._ep.request("setitem", self._hid, k, v)
@@ -137,6 +153,8 @@ class Remote:
 
 for _n in sorted(OPS):
     setattr(Remote, _n, _op(_n))
+for _n, _f in container_protocol(attrgetter("_ep", "_hid"), "object").items():
+    setattr(Remote, _n, _f)
 setattr(Remote, "__hash__", vars(Remote)["__hash__"])  # defining __eq__ unsets it otherwise
 
 
