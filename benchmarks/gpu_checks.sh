@@ -16,6 +16,9 @@
 #      and passed, not skipped) and the unprotected-hits bug (WA)
 #   5. `judge check 143 --device cuda`
 #   6. `judge parity 143 reference/tiered.py`: CPU here against an embedded CUDA worker
+#   7. warm CUDA forks (JUDGE_WARM_CUDA=1, off by default until this step has passed on a GPU):
+#      every known submission of 143 graded on the device cold and warm, the same verdict and
+#      first failure each way, the grader path each way, and the median seconds per grading
 #
 # DEVICE=cpu runs the same steps on the CPU (a rehearsal where there is no GPU; the parity step
 # then has no GPU worker and says so).
@@ -167,6 +170,47 @@ PY
     --server "http://127.0.0.1:$port" --token "$token" --timeout 170
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
   rm -rf "$data"
+
+  step "7. warm $device forks: 143's known submissions cold and warm (JUDGE_WARM_CUDA=1)"
+  JUDGE_WARM_CUDA=1 bounded 240 "warm $device forks grade as cold runs" 0 "$py" - "$device" <<'PY'
+import re, statistics, sys, time
+from judge.grading import warm_pool
+from judge.grading.grader import grade
+from judge.problem import ProblemBank
+
+device = sys.argv[1]
+problem = ProblemBank().get("143")
+paths = re.compile(r"/(?:tmp|\.judge-warm)/[^\s'\"):]*")
+
+def essence(report):
+    d = report.to_dict()
+    first = d.get("first_failure") or {}
+    return (d["verdict"], first.get("test"), first.get("kind"),
+            paths.sub("<path>", first.get("message") or ""))
+
+seconds, bad = {"cold": [], "warm": []}, 0
+files = problem.submissions("accepted") + problem.submissions("wrong_answer")[:8]  # the budget
+for path in files:
+    source = path.read_text(encoding="utf-8")
+    got = {}
+    for mode in ("cold", "warm"):
+        with warm_pool.forced(mode == "warm"):
+            t = time.perf_counter()
+            report = grade(problem, source, device=device)
+            seconds[mode].append(time.perf_counter() - t)
+        layers = report.provenance.get("sandbox_layers") or {}
+        got[mode] = (essence(report), layers.get("grader_path", "cold"))
+    same = got["cold"][0] == got["warm"][0]
+    bad += not same or got["warm"][1] != "warm"
+    print(f"{'same' if same else 'DIFFERENT':9} {path.parent.name}/{path.name}: "
+          f"cold {got['cold'][0][0]} ({got['cold'][1]}), warm {got['warm'][0][0]} ({got['warm'][1]})")
+    if not same:
+        print("   cold:", got["cold"][0], "\n   warm:", got["warm"][0])
+cold, warm = statistics.median(seconds["cold"]), statistics.median(seconds["warm"])
+print(f"median s per grading on {device}: cold {cold:.2f}, warm {warm:.2f}, warm/cold {warm / cold:.2f}x"
+      f" ({len(files)} files, {warm_pool.fallbacks()} warm runs fell back to cold)")
+sys.exit(1 if bad else 0)
+PY
 
   echo
   echo "== summary ($((SECONDS - t0)) s)"

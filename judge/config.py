@@ -15,10 +15,12 @@ runner aside) that reads the environment.
 | JUDGE_SANDBOX_BASE_UID | sandbox_base_uid (first of the sandbox's 64 uids) | 61000 |
 | CUDA_VISIBLE_DEVICES | cuda_visible_devices (passed on to a CUDA child) | unset |
 | JUDGE_WARM | warm (suite runs fork from a warm zygote, grading/warm_pool.py; "0": cold) | on (*) |
+| JUDGE_WARM_CUDA | warm_cuda (CUDA runs fork too: a zygote that never touches CUDA, a context per fork) | off (***) |
 | JUDGE_SHARDS | shards (the hidden suite as at most N runs at once, grading/shards.py; "1": one run) | auto (**) |
 
 (*) where many files are graded: serve's workers, worker, check, --mutate; a one-off grade is cold.
 (**) the cores per grading slot where runs are warm, else 1.
+(***) not yet measured on a GPU (benchmarks/gpu_checks.sh step 7 does): CUDA runs stay cold.
 
 The object is built once and rebuilt only when one of these variables changes (a test's
 monkeypatch, a front end that sets one before grading), so every reader sees the same values.
@@ -36,7 +38,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 ENV_NAMES = ("KVPRACTICE_PROBLEMS", "KVPRACTICE_CACHE", "JUDGE_PARALLEL", "JUDGE_FORCE_CPU",
              "JUDGE_KEEP_WORKDIR", "JUDGE_GRADING_PYTHON", "JUDGE_SANDBOX_BASE_UID",
-             "CUDA_VISIBLE_DEVICES", "JUDGE_WARM", "JUDGE_SHARDS")
+             "CUDA_VISIBLE_DEVICES", "JUDGE_WARM", "JUDGE_SHARDS", "JUDGE_WARM_CUDA")
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,7 @@ class JudgeSettings:
     cuda_visible_devices: str | None
     warm: bool | None = None  # None: the process's own default (warm_pool.use_by_default)
     shards: int | None = None  # None: auto (grading/shards.py)
+    warm_cuda: bool = False
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> JudgeSettings:
@@ -69,6 +72,7 @@ class JudgeSettings:
             cuda_visible_devices=env.get("CUDA_VISIBLE_DEVICES") or None,
             warm=(env["JUDGE_WARM"] not in ("", "0")) if "JUDGE_WARM" in env else None,
             shards=_shards(env.get("JUDGE_SHARDS")),
+            warm_cuda=env.get("JUDGE_WARM_CUDA", "") not in ("", "0"),
         )
 
 

@@ -6,9 +6,10 @@ thread (embedded workers, a remote worker's slots, `judge check`, `--mutate`).
 A zygote (judge/sandbox/forkserver.py, judge/runner/zygote.py) is started on the first run of
 a problem version and replaced when it dies, after MAX_RUNS forks, and when the problem's
 version changes (its handbook modules may have changed). At most MAX_SERVERS are kept, the
-least recently used closed first. Where none can be made (no bubblewrap, not root, macOS,
-a CUDA run) every run is cold; each run's `layers["mode"]` ("warm" or the cold mode) is what
-the report's provenance shows.
+least recently used closed first. Where none can be made (no bubblewrap, not root, macOS)
+every run is cold; CUDA runs too unless JUDGE_WARM_CUDA=1 (a zygote of their own that never
+touches CUDA, each fork making its own context: forkserver.ForkServer.start). Each run's
+`layers["mode"]` ("warm" or the cold mode) is what the report's provenance shows.
 
 Warm by default in the processes that grade many files (`use_by_default()`: `judge serve`'s
 embedded workers, `judge worker`, `judge check`, `--mutate`); a one-off grade() stays cold, a
@@ -80,12 +81,12 @@ def enabled() -> bool:
 def spawner(problem, device: str):
     """A ``run_sandboxed``-shaped callable that runs warm and falls back to the cold path,
     or None where this run is cold anyway."""
-    if device != "cpu" or not enabled():
+    if not enabled() or (device != "cpu" and not (device == "cuda" and settings().warm_cuda)):
         return None
     server = None
     if warm_possible()[0]:
         try:
-            server = server_for(problem)
+            server = server_for(problem, device)
         except Exception as exc:  # noqa: BLE001 - a zygote that cannot start: the run is cold
             log.warning("no warm grader for %s (%s): grading cold", problem.name, exc)
     if server is None:
@@ -126,12 +127,12 @@ def fallbacks() -> int:
     return _fallbacks
 
 
-def _key(problem) -> tuple:
-    return (str(getattr(problem, "path", problem.name)), problem.version)
+def _key(problem, device: str = "cpu") -> tuple:
+    return (str(getattr(problem, "path", problem.name)), problem.version, device)
 
 
-def server_for(problem) -> ForkServer | None:
-    key = _key(problem)
+def server_for(problem, device: str = "cpu") -> ForkServer | None:
+    key = _key(problem, device)
     with _lock:
         if key in _refused:
             return None
@@ -146,10 +147,11 @@ def server_for(problem) -> ForkServer | None:
             if s is not None:
                 _servers.move_to_end(key)
                 return s
-        for old_key in [k for k in list(_servers) if k[0] == key[0]]:  # an older version
+        for old_key in [k for k in list(_servers)  # an older version
+                        if k[0] == key[0] and k[2] == device and k != key]:
             _close(old_key)
         try:
-            s = _start(problem)
+            s = _start(problem, device)
         except WarmUnavailable as exc:
             with _lock:
                 _refused[key] = str(exc)
@@ -162,13 +164,14 @@ def server_for(problem) -> ForkServer | None:
         return s
 
 
-def _start(problem) -> ForkServer:
-    s = start_server(problem.handbook_paths, problem.module, str(problem.id))
+def _start(problem, device: str = "cpu") -> ForkServer:
+    s = start_server(problem.handbook_paths, problem.module, str(problem.id), device)
     log.info("warm grader for %s: %s", problem.name, s.preloaded)
     return s
 
 
-def start_server(handbook_paths=(), module: str | None = None, tag: str = "x") -> ForkServer:
+def start_server(handbook_paths=(), module: str | None = None, tag: str = "x",
+                 device: str = "cpu") -> ForkServer:
     """A zygote over a copy of these handbook modules and of the runner (neither is a
     secret: every run sees both), with what each run would import already imported."""
     from judge.grading.workdir import _IGNORE, RUNNER_SRC
@@ -194,10 +197,13 @@ def start_server(handbook_paths=(), module: str | None = None, tag: str = "x") -
     names = [n for n in names if n != module]
     env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
            "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "JUDGE_DEVICE": "cpu"}
+           "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "JUDGE_DEVICE": device,
+           # a handbook module's `torch.cuda.is_available()` at import asks NVML, not the
+           # driver: an initialized driver would leave every fork without CUDA
+           "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
     try:
         s = ForkServer.start([(hb, f"{WARM_LIB}/handbook"), (rn, f"{WARM_LIB}/runner")],
-                             names, env=env, lib_root=root)
+                             names, env=env, lib_root=root, device=device)
     except BaseException:
         shutil.rmtree(root, ignore_errors=True)
         raise

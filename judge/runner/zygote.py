@@ -106,6 +106,25 @@ def preload(names: list[str]) -> dict[str, str]:
     return out
 
 
+def cuda_touched() -> str:
+    """Why no fork of this process could use CUDA, or "": CUDA does not survive fork, so a
+    context made here, or the driver merely initialized (`torch.cuda.is_available()` does
+    that unless PYTORCH_NVML_BASED_CUDA_CHECK=1), would be unusable in every fork."""
+    torch = sys.modules.get("torch")
+    try:
+        if torch is not None and torch.cuda.is_initialized():
+            return "torch initialized CUDA"
+    except Exception:  # noqa: BLE001 - a torch without CUDA support
+        pass
+    try:
+        with open("/proc/self/maps") as f:
+            if "libcuda.so" in f.read():
+                return "the CUDA driver library is loaded"
+    except OSError:
+        pass
+    return ""
+
+
 def _child_setup(req: dict, gate: socket.socket, fds: dict[int, int], seccomp: bytes) -> int:
     """C, G and R as the module doc says; returns the exit status of C."""
     gate.sendmsg([b"ready"], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS,
@@ -347,7 +366,8 @@ def main(argv=None) -> int:
     # objects) walk only the run's own objects, and touch no shared page (no copy-on-write).
     gc.collect()
     gc.freeze()
-    control.send(json.dumps({"ready": os.getpid(), "preloaded": loaded}).encode())
+    control.send(json.dumps({"ready": os.getpid(), "preloaded": loaded,
+                             "cuda_touched": cuda_touched()}).encode())
     serve(control, seccomp)
     return 0
 

@@ -120,7 +120,8 @@ class ForkServer:
     tmp_roots: list[str]  # Python's trees under /tmp, which each fork's fresh /tmp would hide
 
     def __init__(self, proc_pid: int, control: socket.socket, lib_root: str | None,
-                 preloaded: dict, host_tmp: str, warm_paths: list[str]):
+                 preloaded: dict, host_tmp: str, warm_paths: list[str], device: str = "cpu"):
+        self.device = device
         self.pid, self.control, self.lib_root = proc_pid, control, lib_root
         self.preloaded, self.host_tmp, self.warm_paths = preloaded, host_tmp, warm_paths
         self.lock = threading.Lock()
@@ -131,10 +132,18 @@ class ForkServer:
 
     @classmethod
     def start(cls, libs: list[tuple[str, str]], preload: Sequence[str] = (), *,
-              env: dict | None = None, lib_root: str | None = None) -> ForkServer:
+              env: dict | None = None, lib_root: str | None = None,
+              device: str = "cpu") -> ForkServer:
         """A zygote that sees ``libs`` ((host folder, inside path) pairs, read-only, on its
         sys.path; inside paths outside /tmp, which each fork replaces) and has imported
-        ``preload``; ``lib_root`` (a host folder holding them) is removed with it."""
+        ``preload``; ``lib_root`` (a host folder holding them) is removed with it.
+
+        ``device`` "cuda": it forks CUDA runs (and only those). CUDA does not survive fork:
+        a context, or the driver merely initialized, in the zygote is unusable in every fork.
+        So the zygote never touches CUDA, each fork makes the context its run uses and keeps
+        it for the run's life, and a zygote whose preload touched CUDA is refused here."""
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f"device must be 'cpu' or 'cuda', not {device!r}")
         lib_paths = [inside for _, inside in libs]
         ok, why = warm_possible()
         if not ok:
@@ -155,7 +164,8 @@ class ForkServer:
                                                        ("--preload", n)]
         zenv = dict(BASE_ENV, HOME=zscratch, **(env or {}))
         zenv["PYTHONPATH"] = os.pathsep.join(lib_paths)
-        cmd = zygote_command(probe, argv, libs, zenv, zscratch, host_tmp)
+        cmd = zygote_command(probe, argv, libs, zenv, zscratch, host_tmp, device)
+        import shutil
         import subprocess
 
         # umask 022: the folders bwrap makes for mount points (/work above a venv) must let
@@ -171,13 +181,18 @@ class ForkServer:
         except (OSError, ValueError) as e:
             hello = None
             why = str(e)
-        if not hello or "ready" not in hello:
+        touched = device == "cuda" and hello and hello.get("cuda_touched")
+        if not hello or "ready" not in hello or touched:
             _kill(proc.pid)
             proc.wait()
+            shutil.rmtree(zscratch, ignore_errors=True)
+            if touched:
+                raise WarmUnavailable(f"the zygote touched CUDA before any fork ({touched}): "
+                                      "CUDA runs stay cold")
             raise WarmUnavailable(f"the zygote did not start: {hello!r}")
         ours.settimeout(None)
         server = cls(proc.pid, ours, lib_root, hello.get("preloaded", {}), host_tmp,
-                     list(lib_paths))
+                     list(lib_paths), device)
         server._proc, server._zscratch = proc, zscratch
         server.tmp_roots = [r for r in python_roots(sys.executable) if _under(r, "/tmp")]
         return server
@@ -224,8 +239,8 @@ class ForkServer:
             raise
 
     def _run(self, argv, ro_binds, scratch, env, limits, device, monitor, owned, readers):
-        if device != "cpu":
-            raise WarmUnavailable("a forked CUDA context is unusable: GPU runs stay cold")
+        if device != self.device:
+            raise WarmUnavailable(f"this zygote forks {self.device} runs, not {device} ones")
         program = _program(argv)
         if program is None:
             raise WarmUnavailable("only the judge's runner (or python -c) runs warm")
@@ -263,7 +278,8 @@ class ForkServer:
         layers = dict(probe.layers)
         own_fs = bool(limits.scratch_mb)
         layers.update(mode_layers("bwrap", True, probe.bwrap_features), mode="bwrap",
-                      device="cpu", grader_path="warm", run_fs=own_fs, userns_disabled=True)
+                      device=self.device, grader_path="warm", run_fs=own_fs,
+                      userns_disabled=True)
         wrapper = WRAPPER_PROCS["bwrap"]
         group = None
         if probe.hierarchy:
@@ -276,10 +292,11 @@ class ForkServer:
         layers.update(cgroup=h.version if h else None, cgroup_memory=bool(h and h.has_memory),
                       cgroup_pids=bool(h and h.has_pids), cgroup_cpu=bool(h and h.has_cpu))
         nproc = limits.processes + wrapper
+        cuda = self.device == "cuda"
         rl = limits_mod.rlimits_for(limits, nproc=nproc,
-                                    address_space=not layers["cgroup_memory"])
+                                    address_space=not layers["cgroup_memory"], cuda=cuda)
         layers["memory_limit"] = (f"cgroup-{h.version}" if h and layers["cgroup_memory"]
-                                  else "rlimit_as")
+                                  else ("none (cuda)" if cuda else "rlimit_as"))
         layers["rlimit_nproc"] = True
         fds: list[int] = []
         out_r, out_w = _pipe(fds)

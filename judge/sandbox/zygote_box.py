@@ -21,9 +21,11 @@ JSET = 0x45
 
 
 def zygote_command(probe, argv: list[str], libs, env: dict, scratch: str,
-                   host_tmp: str) -> list[str]:
+                   host_tmp: str, device: str = "cpu") -> list[str]:
+    """``device`` "cuda": the GPU's device nodes and /sys paths bound as a cold CUDA run's are
+    (bwrap.build), so that each fork can open the GPU the zygote itself never touches."""
     cmd = bwrap.build(probe.bwrap_path, pid1.wrap(argv), scratch=scratch, ro_binds=list(libs),
-                      env=env, tmp_bytes=64 * limits_mod.MIB, device="cpu",
+                      env=env, tmp_bytes=64 * limits_mod.MIB, device=device,
                       feats=probe.bwrap_features, seccomp_fd=None,
                       passwd=accounts.passwd_files())
     # read-write: a run without a filesystem of its own writes to its host scratch folder;
