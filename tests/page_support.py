@@ -80,7 +80,7 @@ def run_page(root: Path, specs: list[dict], timeout_s: float = 600) -> list[dict
 
 
 def page_spec(problem, source: str, expected, python: str | None = None) -> dict:
-    """What the page sends its worker for a Run (web/frontend/src/problem.js)."""
+    """What the page sends its worker for a Run (web/frontend/src/run_submit.js)."""
     return {"module": problem.module, "source": source, "tests": problem.public_files(),
             "handbook": problem.handbook_sources(), "expected": expected,
             "weights": {t.name: t.weight for t in problem.tests("public")}, "python": python}
