@@ -15,21 +15,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
+from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.rpc import Endpoint
 from judge.runner.wire import Channel, WireError
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def served(served_endpoint):
-    """start(module_source) -> a function importing a name from the served module."""
-    def start(module_source: str):
-        ep = served_endpoint(module_source)
-        return lambda name: ep.request("import", None, name)
-    return start
 
 
 MUTATING = """
