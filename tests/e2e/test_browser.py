@@ -11,6 +11,7 @@ Problem 143 is used once its folder is complete; until then the web fixture prob
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -61,14 +62,14 @@ def shots():
     print(f"\nscreenshots and timings: {out}")
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
+@contextlib.contextmanager
+def serving(data: Path, problems: Path | None = None):
+    """`python -m web.cli serve` on a free port, one worker, over `problems` (None: the bank);
+    its base URL once it answers."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     if not front_end_build()["ok"]:
         subprocess.run(["bash", str(REPO_ROOT / "scripts/build_frontend.sh")], check=True)
-    problems, *_ = _target()
-    data = tmp_path_factory.mktemp("web-data")
     port = _free_port()
     cmd = [sys.executable, "-m", "web.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
            "--data", str(data), "--workers", "1", "--log-level", "warning"]
@@ -88,12 +89,20 @@ def server(tmp_path_factory):
                 proc.kill()
                 pytest.fail("the server did not start:\n" + (data / "server.log").read_text())
             time.sleep(0.2)
-    yield base
-    proc.terminate()
     try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("web-data"), _target()[0]) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

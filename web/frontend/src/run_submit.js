@@ -52,8 +52,9 @@ export function runAndSubmit(page) {
       if (r.status !== 200) {
         box.append(el("p", { class: "banner warn" }, translateMessage((body.error && body.error.message) || `HTTP ${r.status}`, tr)));
       } else {
-        box.append(el("p", { class: "banner info practice-run" }, tr("Practice run on the server: the public tests only, not stored, no score.")));
+        // after the report: renderReport empties the box it draws in
         renderReport(box, body.report, { origin: "server", ...page.report });
+        box.prepend(el("p", { class: "banner info practice-run" }, tr("Practice run on the server: the public tests only, not stored, no score.")));
         page.markFailure(body.report);
         announce(verdictAnnouncement(tr("Run"), body.report && body.report.verdict));
       }
