@@ -7,10 +7,14 @@ import io
 import json
 import resource
 
+import pytest
+
 from judge.cli.console import Console, print_report
 from judge.judging.bounded import MAX_REPORT_BYTES
 
 from grading.test_judge_grading import FIRST, cache, patched, problem, run  # noqa: F401  (fixtures)
+
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
 
 def returning(expr: str) -> str:

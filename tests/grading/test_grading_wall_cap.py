@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from judge.judging import clock
 from judge.judging.clock import PhaseClock, PhaseUse, Stop, TimeLimits, grading_cap, slept
 from judge.sandbox.usage import Usage
 
 from grading.test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
 # every get sleeps just under the per-phase wall net (3 x (3 s + 1.5 s) for this fixture)
 SLEEPER = REFERENCE + '''

@@ -15,9 +15,13 @@ from __future__ import annotations
 import json
 import time
 
+import pytest
+
 from judge.judging.child_log import ChildLog
 
 from grading.test_judge_grading import PROBLEM_DIR, REFERENCE, by_name, cache, problem, run  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
 HIDDEN = ["test_hidden.py::test_update_refreshes", "test_hidden.py::test_capacity_one",
           "test_hidden.py::test_random_ops", "test_hidden.py::test_stats"]

@@ -16,6 +16,8 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROBLEM_DIR = FIXTURES / "problems" / "001-lru-cache"
 REFERENCE = (FIXTURES / "reference" / "lru.py").read_text()
 FIRST = ["public/test_basic.py::test_example_put_get"]
+# the attacks and limits, on the cold path and on a warm fork (tests/sandbox_paths.py)
+BOTH_PATHS = pytest.mark.usefixtures("sandbox_path")
 
 
 @pytest.fixture(scope="module")
@@ -104,6 +106,7 @@ def test_wrong_answer_in_hidden_shows_only_that_it_failed(problem, cache):
     assert '["a", "c"]' not in text                         # ... nor got
 
 
+@BOTH_PATHS
 def test_runtime_error_traceback_is_limited_to_the_submission(problem, cache):
     source = patched("def _get(self, key):\n    return {}[key]\nLRUCache.get = _get")
     report, d = run(problem, cache, source, suite="public")
@@ -131,6 +134,7 @@ def test_runtime_error_in_hidden_shows_only_that_it_failed(problem, cache):
     assert "secret detail" not in json.dumps(d)
 
 
+@BOTH_PATHS
 def test_hidden_exception_type_is_not_a_channel(problem, cache):
     source = patched("def _get(self, key):\n"
                      "    raise type('Leak_' + 'abc', (Exception,), {})('x')\n"
@@ -161,12 +165,14 @@ def test_a_missing_class_is_a_compile_error(problem, cache):
     assert "LRUCache" in d["compile_error"]["message"]
 
 
+@BOTH_PATHS
 def test_endless_loop_is_tle(problem, cache):
     source = patched("def _get(self, key):\n    while True:\n        pass\nLRUCache.get = _get")
     _, d = run(problem, cache, source, suite="public", select=FIRST)
     assert d["verdict"] == "TLE" and d["tests"][0]["failure"]["kind"] == "timeout"
 
 
+@BOTH_PATHS
 def test_sleeping_forever_and_swallowing_the_timeout_is_tle(problem, cache):
     source = patched("import time\n"
                      "def _get(self, key):\n"
@@ -179,6 +185,7 @@ def test_sleeping_forever_and_swallowing_the_timeout_is_tle(problem, cache):
     assert [t["verdict"] for t in d["tests"]] == ["TLE", "NR"]
 
 
+@BOTH_PATHS
 def test_a_20_gb_allocation_is_mle(problem, cache):
     source = patched("def _get(self, key):\n    x = bytearray(20 * 2**30)\n    return len(x)\n"
                      "LRUCache.get = _get")
@@ -187,6 +194,7 @@ def test_a_20_gb_allocation_is_mle(problem, cache):
     assert d["verdict"] == "MLE" or d["tests"][0]["failure"]["exc_type"] == "MemoryError"
 
 
+@BOTH_PATHS
 def test_endless_printing_is_ole(problem, cache):
     source = patched("def _get(self, key):\n    while True:\n        print('spam ' * 50)\n"
                      "LRUCache.get = _get")
@@ -194,6 +202,7 @@ def test_endless_printing_is_ole(problem, cache):
     assert d["verdict"] == "OLE"
 
 
+@BOTH_PATHS
 def test_os_exit_inside_a_test_is_not_accepted(problem, cache):
     source = patched("import os\ndef _get(self, key):\n    os._exit(0)\nLRUCache.get = _get")
     _, d = run(problem, cache, source)
@@ -218,6 +227,7 @@ print('{"ev": "test_finished", "outcome": "passed"}')
 '''
 
 
+@BOTH_PATHS
 def test_forged_result_lines_are_not_accepted(problem, cache):
     _, d = run(problem, cache, "class LRUCache:\n    pass\n" + FORGE)
     assert d["verdict"] != "AC" and d["score"] == 0
@@ -225,6 +235,7 @@ def test_forged_result_lines_are_not_accepted(problem, cache):
     assert d["verdict"] != "AC" and d["score"] == 0
 
 
+@BOTH_PATHS
 def test_patching_pytest_to_skip_test_bodies_is_not_accepted(problem, cache):
     source = ("import _pytest.python\n"
               "_pytest.python.Function.runtest = lambda self: None\n"
@@ -234,6 +245,7 @@ def test_patching_pytest_to_skip_test_bodies_is_not_accepted(problem, cache):
     assert d["first_failure"]["kind"] == "observation"
 
 
+@BOTH_PATHS
 def test_skipping_from_the_submission_is_not_accepted(problem, cache):
     source = patched("import pytest\ndef _get(self, key):\n    pytest.skip('no')\n"
                      "LRUCache.get = _get")
@@ -241,6 +253,7 @@ def test_skipping_from_the_submission_is_not_accepted(problem, cache):
     assert d["verdict"] == "WA"
 
 
+@BOTH_PATHS
 def test_observing_non_json_data_fails_the_test_not_the_judge(problem, cache):
     source = patched("_get = LRUCache.get\n"
                      "LRUCache.get = lambda self, key: {_get(self, key)}")
@@ -249,6 +262,7 @@ def test_observing_non_json_data_fails_the_test_not_the_judge(problem, cache):
     assert "not JSON data" in d["first_failure"]["message"]
 
 
+@BOTH_PATHS
 def test_hidden_tests_and_reference_do_not_reach_the_report(problem, cache):
     secrets = [str(PROBLEM_DIR / "tests/hidden/test_hidden.py"), str(FIXTURES / "reference/lru.py")]
     source = patched(f"""
@@ -277,6 +291,7 @@ LRUCache.get = _get
         assert marker not in text, marker
 
 
+@BOTH_PATHS
 def test_the_judges_environment_is_not_visible(problem, cache, monkeypatch):
     monkeypatch.setenv("JUDGE_TEST_SECRET", "s3cr3t-token-1b7f")
     source = patched("""
@@ -352,6 +367,7 @@ def test_public_expectations_come_from_the_reference_cache(problem, monkeypatch,
         "label": "gets", "value": [1, None, 1, 3]}
 
 
+@BOTH_PATHS
 def test_an_endless_loop_at_import_is_tle(problem, cache):
     _, d = run(problem, cache, REFERENCE + "\nwhile True:\n    pass\n", suite="public")
     assert d["verdict"] == "TLE"

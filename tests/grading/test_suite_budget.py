@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from judge.judging.clock import GRACE_S, SUITE_FACTOR, PhaseClock, TimeLimits
 from judge.problem import LimitsConfig
 from judge.sandbox.usage import Usage
 
 from grading.test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+
+pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
 SPIN = REFERENCE + '''
 def _spin(self, *args):
