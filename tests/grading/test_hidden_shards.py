@@ -2,18 +2,20 @@
 unsharded run does. Every known submission of 141-144, and submissions that crash, die of a
 signal, spin past the parent's clock or allocate past memory in one shard's test file, graded
 with JUDGE_SHARDS=1 and =2: the same verdict, per-test verdicts, first failure and hidden
-events. An abnormal shard makes the suite run again unsharded (stats["unsharded"])."""
+events. An abnormal shard makes the suite run again unsharded (stats["unsharded"]). The known
+submissions' gradings are tests/known_gradings.py's, shared with test_warm_same_verdicts.py."""
 
 from __future__ import annotations
 
 import re
 
 import pytest
+from known_gradings import graded, known_files
 
 from judge.grading import shards, warm_pool
 from judge.grading.grader import grade
 from judge.judging.vocabulary import Event
-from judge.problem import ProblemBank
+from judge.problem import Problem, ProblemBank
 from judge.sandbox.forkserver import warm_possible
 
 BANK = ProblemBank()
@@ -26,6 +28,10 @@ def _graded(problem, source, n: int, monkeypatch) -> dict:
     events: list[dict] = []
     with warm_pool.forced(True):
         report = grade(problem, source, device="cpu", on_event=events.append)
+    return _summary(report, events)
+
+
+def _summary(report, events: list[dict]) -> dict:
     # warm, shards included (each shard's thread runs in a copy of this context)
     assert report.provenance["sandbox_layers"].get("grader_path") == "warm"
     d = report.to_dict()
@@ -66,14 +72,17 @@ def test_the_split_balances_reference_time_and_keeps_the_suites_order():
 
 
 @pytest.mark.parametrize("problem", KNOWN, ids=lambda p: p.name)
-def test_every_known_submission_grades_the_same_sharded(problem, monkeypatch):
-    files = problem.submissions("accepted") + problem.submissions("wrong_answer")
+def test_every_known_submission_grades_the_same_sharded(problem):
+    files = known_files(problem)
     assert files
-    before = dict(shards.stats)
+    merged = 0
     for path in files:
-        one, _ = _same(problem, path.read_text(encoding="utf-8"), monkeypatch)
-        assert (one["verdict"] == "AC") == (path.parent.name == "accepted"), path.name
-    assert shards.stats["merged"] > before["merged"]  # sharded, not quietly unsharded
+        one, two = (graded(problem, path, how) for how in ("warm", "sharded"))
+        one_d = _summary(one.report, one.events)
+        assert _summary(two.report, two.events) == one_d, path.name
+        assert (one_d["verdict"] == "AC") == (path.parent.name == "accepted"), path.name
+        merged += two.merged
+    assert merged > 0  # sharded, not quietly unsharded
 
 
 # Wraps every function and method the submission defines: called from a test of the named
@@ -130,9 +139,20 @@ def _problem(prefix: str):
     return next(p for p in KNOWN if p.name.startswith(prefix))
 
 
+def _floor_lowered(problem, min_test_s: float) -> Problem:
+    """`problem` with its per-test CPU floor lowered: 141's reference takes milliseconds a test,
+    so the floor is each test's limit, and a spinning test holds its run for floor + grace
+    (six runs in the spin case). Its files, so its version, reference and zygote, are the
+    problem's own."""
+    floor = min(min_test_s, problem.limits.min_test_s)
+    limits = problem.config.limits.model_copy(update={"min_test_s": floor})
+    return Problem(problem.path, problem.config.model_copy(update={"limits": limits}),
+                   problem.handbook_dir)
+
+
 @pytest.mark.parametrize("kind", ["exit", "segv", "spin", "mle"])
 def test_a_shard_that_ends_abnormally_is_charged_as_one_run_charges_it(kind, monkeypatch):
-    problem = _problem("141")
+    problem = _floor_lowered(_problem("141"), 1.0)
     accepted = problem.submissions("accepted")[0].read_text(encoding="utf-8")
     files = [f.name for f in problem.test_files("hidden")]
     for file in (files[0], files[-1]):  # in the first shard, and in another one
