@@ -10,12 +10,11 @@ import gc
 from pathlib import Path
 
 import pytest
+from imported_bank import imported_bank
 from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 import reference  # noqa: F401  (puts `checker` on sys.path, as a test file imports it)
 from judge import check_problem, grade
-from judge.authoring.importer import import_problems
-from judge.problem import load_problem
 from judge.runner.rpc import Remote
 from judge.runner.wire import WireError
 
@@ -31,10 +30,7 @@ def _cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("calls") / "problems"
-    res = import_problems([FIXTURES], root)
-    assert not res.refused, res.refused
-    return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}
+    return imported_bank(tmp_path_factory, FIXTURES, "calls")
 
 
 def source(name: str, file: str = "solution.py") -> str:

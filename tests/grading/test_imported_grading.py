@@ -9,12 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from imported_bank import imported_bank
 from served_submission import start_served
 
 import reference  # noqa: F401  (puts `checker` on sys.path, as a test file imports it)
 from judge import check_problem, grade
-from judge.authoring.importer import import_problems
-from judge.problem import load_problem
 from judge.runner import checker as ck
 from judge.runner.rpc import Endpoint, Remote
 from judge.runner.wire import MAX_FRAME, Channel, WireError, parse
@@ -31,10 +30,7 @@ def _cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("graded") / "problems"
-    res = import_problems([FIXTURES], root)
-    assert not res.refused, res.refused
-    return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}
+    return imported_bank(tmp_path_factory, FIXTURES, "graded")
 
 
 def solution(name: str) -> str:

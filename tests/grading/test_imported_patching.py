@@ -10,11 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from imported_bank import imported_bank
 from served_submission import start_served
 
 from judge import check_problem, grade
-from judge.authoring.importer import import_problems
-from judge.problem import load_problem
 from judge.runner.rpc import Remote
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
@@ -220,10 +219,7 @@ def test_a_name_set_on_the_students_module_is_set_there_and_put_back(sub, monkey
 
 @pytest.fixture(scope="module")
 def pick_queue(tmp_path_factory):
-    root = tmp_path_factory.mktemp("patching") / "problems"
-    res = import_problems([FIXTURES], root)
-    assert not res.refused, res.refused
-    return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}["pick-queue"]
+    return imported_bank(tmp_path_factory, FIXTURES, "patching")["pick-queue"]
 
 
 def test_pick_queue_graded(pick_queue):

@@ -7,10 +7,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from imported_bank import imported_bank
 
 from judge import check_problem, grade
-from judge.authoring.importer import import_problems
-from judge.problem import load_problem
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_shared" / "book"
 
@@ -22,10 +21,7 @@ def _cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("shared") / "problems"
-    res = import_problems([FIXTURES], root, runtime=FIXTURES.parent / "runtime")
-    assert not res.refused, res.refused
-    return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}
+    return imported_bank(tmp_path_factory, FIXTURES, "shared", runtime=FIXTURES.parent / "runtime")
 
 
 def source(name: str, file: str = "solution.py") -> str:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from imported_bank import imported_bank
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -16,12 +17,7 @@ FIXTURES = REPO / "tests" / "fixtures" / "handbook_types" / "book"
 
 @pytest.fixture(scope="module")
 def shape_kit(tmp_path_factory):
-    from judge import load_problem
-    from judge.authoring.importer import import_problems
-    root = tmp_path_factory.mktemp("types") / "problems"
-    res = import_problems([FIXTURES], root)
-    assert not res.refused, res.refused
-    return {i.key.split("/")[1]: load_problem(str(i.folder)) for i in res.imported}["shape-kit"]
+    return imported_bank(tmp_path_factory, FIXTURES, "types")["shape-kit"]
 
 
 def _verdicts(problem, src: str) -> dict:

@@ -8,9 +8,7 @@ space limit) and runs only where asked. The GPU itself: benchmarks/gpu_checks.sh
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
@@ -22,6 +20,7 @@ from judge.sandbox.bwrap import CUDA_SYS
 from judge.sandbox.forkserver import WarmUnavailable, warm_possible
 
 from grading.test_judge_grading import problem  # noqa: F401
+from grading.test_warm_grader import scratch  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.skipif(not warm_possible()[0], reason=str(warm_possible()[1]))
 
@@ -38,14 +37,6 @@ def cuda_server():
     s = warm_pool.start_server(device="cuda")
     yield s
     s.close()
-
-
-@pytest.fixture
-def scratch():
-    d = tempfile.mkdtemp(prefix="warm-cuda-test-")
-    os.chmod(d, 0o755)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def _view(res):
