@@ -63,9 +63,9 @@ def shots():
 
 
 @contextlib.contextmanager
-def serving(data: Path, problems: Path | None = None):
-    """`python -m web.cli serve` on a free port, one worker, over `problems` (None: the bank);
-    its base URL once it answers."""
+def serving(data: Path, problems: Path | None = None, args=(), env: dict | None = None):
+    """`python -m web.cli serve` on a free port, one worker, over `problems` (None: the bank),
+    with more `args` and environment; its base URL once it answers."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     if not front_end_build()["ok"]:
@@ -76,8 +76,8 @@ def serving(data: Path, problems: Path | None = None):
     if problems is not None:
         cmd += ["--problems", str(problems)]
     log = open(data / "server.log", "w")
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    proc = subprocess.Popen([*cmd, *args], cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})})
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while True:

@@ -12,19 +12,15 @@ from __future__ import annotations
 import csv
 import io
 import os
-import subprocess
-import sys
 import time
-import urllib.request
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from web.app import front_end_build
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import CHROMIUM, FIXTURE, _free_port, _paste, browser  # noqa: F401
+from e2e.test_browser import FIXTURE, _paste, browser, serving  # noqa: F401
 from e2e.waits import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,35 +39,10 @@ def server(tmp_path_factory):
 
 def serve(data: Path, **env_extra):
     """`web.cli serve` on the fixture problems, graded by the quick stand-in; its base URL."""
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
-    if not front_end_build()["ok"]:
-        subprocess.run(["bash", str(REPO_ROOT / "scripts/build_frontend.sh")], check=True)
-    port = _free_port()
-    cmd = [sys.executable, "-m", "web.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--data", str(data), "--workers", "1", "--log-level", "warning",
-           "--problems", str(FIXTURE), "--grader", "e2e.fake_grader:quick"]
-    env = dict(os.environ, PYTHONPATH=f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'tests'}",
-               KVPRACTICE_INSTRUCTOR_TOKEN=TOKEN, **env_extra)
-    log = open(data / "server.log", "w")
-    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT, env=env)
-    base = f"http://127.0.0.1:{port}"
-    give_up = time.monotonic() + 90
-    while True:
-        try:
-            urllib.request.urlopen(base + "/api/problems", timeout=2).read()
-            break
-        except OSError:
-            if proc.poll() is not None or time.monotonic() > give_up:
-                proc.kill()
-                pytest.fail("the server did not start:\n" + (data / "server.log").read_text())
-            time.sleep(0.2)
-    yield base
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    with serving(data, FIXTURE, ["--grader", "e2e.fake_grader:quick"],
+                 {"PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'tests'}",
+                  "KVPRACTICE_INSTRUCTOR_TOKEN": TOKEN, **env_extra}) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
