@@ -22,11 +22,11 @@ import sys
 import threading
 import time
 
+from judge.grading.results_pump import ResultsPump
 from judge.grading.workdir import View
 from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
-from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
+from judge.judging.child_log import ChildLog
 from judge.judging.clock import PhaseClock, TimeLimits, suite_wall_net
-from judge.judging.clock import Usage as ClockUsage
 from judge.runner.rpc.served import ENV as SERVED_ENV
 from judge.runner.shared_tmp import ENV as SHARED_TMP_ENV
 from judge.sandbox import Limits, child_pipe, probe_layers, run_sandboxed, scratchfs
@@ -214,39 +214,13 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
             "--suite-dir", str(suite_dir), "--limits", str(conf / "limits.json"),
             "--default-limit", f"{limits.default_s:.3f}",
             "--import-limit", f"{limits.import_s:.3f}", *targets]
-    pending = bytearray()
-    received = [0]
-
-    def take(chunk: bytes) -> bool:
-        received[0] += len(chunk)
-        if received[0] > MAX_RESULTS_BYTES:
-            return True
-        pending.extend(chunk)
-        return False
-
     def both(u: Usage) -> Usage:
         # the suite's CPU limits count the submission's process as well as the tests'
         cpu = None if u.cpu_s is None else u.cpu_s + meter.cpu
         return Usage(u.wall_s, cpu, u.wait_s)
 
-    def pump(u: ClockUsage) -> None:
-        data = bytes(pending)
-        pending.clear()
-        events = out.log.feed(data) if data else []
-        for ev in events:
-            clock.event(ev, u)
-        if events and on_events is not None:
-            try:
-                on_events(events, out)
-            except Exception:
-                log_.exception("on_events failed")
-
-    def monitor(u: Usage):
-        u = both(u)
-        pump(u)
-        if stop is not None and stop.is_set():
-            return StopReason.ASKED
-        return clock.check(u)
+    results = ResultsPump(out, clock, on_events, stop, usage=both)
+    pump = results.pump
 
     try:
         res = run_sandboxed(argv=[str(a) for a in argv],
@@ -255,9 +229,9 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
                             scratch=str(scratch), rw_binds=[(str(shared), str(shared))],
                             env=_shared_env(child_env(problem, view, view.handbook, device),
                                             shared, problem),
-                            limits=Limits(**box), device=device, monitor=monitor,
+                            limits=Limits(**box), device=device, monitor=results.monitor,
                             pass_fds=(results_w, s2t_r, t2s_w, g2t_r, t2g_w, ss2t_r, st2s_w),
-                            readers={results_r: take})
+                            readers={results_r: results.take})
     except Exception as exc:
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t

@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Callable
 
 from judge.config import settings
+from judge.grading.results_pump import ResultsPump
 from judge.grading.workdir import View
 from judge.judging.bounded import SCRATCH_FILES, SCRATCH_MB
-from judge.judging.child_log import MAX_RESULTS_BYTES, ChildLog
+from judge.judging.child_log import ChildLog
 from judge.judging.clock import PhaseClock, TimeLimits, slept, suite_wall_net
-from judge.judging.clock import Usage as ClockUsage
 from judge.judging.run_record import RunRecord
 from judge.problem import Problem
 from judge.runner.install_step import ENV as INSTALL_ENV
 from judge.sandbox import Limits, child_pipe, run_sandboxed
-from judge.sandbox.result import StopReason
 from judge.sandbox.usage import Usage
 
 log_ = logging.getLogger("judge")
@@ -135,36 +134,8 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
                  scratch_files=SCRATCH_FILES)
     clock = PhaseClock(limits)
     out = RunRecord(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=clock)
-    pending = bytearray()
-    received = [0]
-
-    def take(chunk: bytes) -> bool:
-        """The results pipe's bytes, kept until the next sample; True (stop the run: OLE)
-        past MAX_RESULTS_BYTES."""
-        received[0] += len(chunk)
-        if received[0] > MAX_RESULTS_BYTES:
-            return True
-        pending.extend(chunk)
-        return False
-
-    def pump(u: ClockUsage) -> None:
-        out.wall_s = max(out.wall_s, u.wall_s)
-        data = bytes(pending)
-        pending.clear()
-        events = out.log.feed(data) if data else []
-        for ev in events:
-            clock.event(ev, u)
-        if events and on_events is not None:
-            try:
-                on_events(events, out)
-            except Exception:  # live progress only: the final judgement does not need it
-                log_.exception("on_events failed")
-
-    def monitor(u: Usage) -> str | None:
-        pump(u)
-        if stop is not None and stop.is_set():
-            return StopReason.ASKED
-        return clock.check(u)
+    results = ResultsPump(out, clock, on_events, stop)
+    pump = results.pump
 
     def spawn(how, r: int, w: int):
         args = [str(w) if i and argv[i - 1] == "--results-fd" else str(a)
@@ -172,8 +143,8 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
         return how(argv=args, ro_binds=[(str(a), str(b)) for a, b in binds],
                    scratch=str(scratch),
                    env=child_env(problem, view, submission.parent, plan.device),
-                   limits=box, device=plan.device, monitor=monitor, pass_fds=(w,),
-                   readers={r: take})
+                   limits=box, device=plan.device, monitor=results.monitor, pass_fds=(w,),
+                   readers={r: results.take})
 
     from judge.grading.warm_pool import WarmSetupFailed
 

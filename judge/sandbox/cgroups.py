@@ -308,3 +308,21 @@ def remove_stale(h: Hierarchy) -> None:
                 g = RunGroup(h, {"x": os.path.join(base, name)})
                 g.kill()
                 g.remove()
+
+
+def for_run(hierarchy: Hierarchy | None, memory_bytes: int, processes: int, cpus,
+            cuda: bool, warnings: list[str], layers: dict) -> RunGroup | None:
+    """A run's group (memory, pids, cpu), or None, a warning saying why, where rlimits stand in;
+    ``layers`` gets which controllers hold the run and what limits its memory."""
+    group = None
+    if hierarchy:
+        try:
+            group = RunGroup.create(hierarchy, memory_bytes, processes, cpus=cpus)
+        except OSError as e:
+            warnings.append(f"could not create the run's cgroup ({e}); using rlimits")
+    h = group.hierarchy if group else None
+    layers.update(cgroup=h.version if h else None, cgroup_memory=bool(h and h.has_memory),
+                  cgroup_pids=bool(h and h.has_pids), cgroup_cpu=bool(h and h.has_cpu))
+    layers["memory_limit"] = (f"cgroup-{h.version}" if h and layers["cgroup_memory"] else
+                              ("none (cuda)" if cuda else "rlimit_as"))
+    return group

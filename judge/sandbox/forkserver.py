@@ -280,23 +280,12 @@ class ForkServer:
         layers.update(mode_layers("bwrap", True, probe.bwrap_features), mode="bwrap",
                       device=self.device, grader_path="warm", run_fs=own_fs,
                       userns_disabled=True)
-        wrapper = WRAPPER_PROCS["bwrap"]
-        group = None
-        if probe.hierarchy:
-            try:
-                group = cgroups.RunGroup.create(probe.hierarchy, limits.memory_bytes,
-                                                limits.processes + wrapper, cpus=limits.cpus)
-            except OSError as e:
-                warnings.append(f"could not create the run's cgroup ({e}); using rlimits")
-        h = group.hierarchy if group else None
-        layers.update(cgroup=h.version if h else None, cgroup_memory=bool(h and h.has_memory),
-                      cgroup_pids=bool(h and h.has_pids), cgroup_cpu=bool(h and h.has_cpu))
-        nproc = limits.processes + wrapper
+        nproc = limits.processes + WRAPPER_PROCS["bwrap"]
         cuda = self.device == "cuda"
+        group = cgroups.for_run(probe.hierarchy, limits.memory_bytes, nproc, limits.cpus, cuda,
+                                warnings, layers)
         rl = limits_mod.rlimits_for(limits, nproc=nproc,
                                     address_space=not layers["cgroup_memory"], cuda=cuda)
-        layers["memory_limit"] = (f"cgroup-{h.version}" if h and layers["cgroup_memory"]
-                                  else ("none (cuda)" if cuda else "rlimit_as"))
         layers["rlimit_nproc"] = True
         fds: list[int] = []
         out_r, out_w = _pipe(fds)

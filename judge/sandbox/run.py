@@ -203,24 +203,14 @@ def _run(job: _Job, probe: Probe, mode: str, acct, fs: bool) -> SandboxResult:
     layers.update(mode_layers(mode, hardened, probe.bwrap_features), mode=mode,
                   device=device)
     wrapper = WRAPPER_PROCS[mode]
-    group = None
-    if probe.hierarchy:
-        try:
-            group = cgroups.RunGroup.create(probe.hierarchy, limits.memory_bytes,
-                                            limits.processes + wrapper, cpus=limits.cpus)
-        except OSError as e:
-            warnings.append(f"could not create the run's cgroup ({e}); using rlimits")
-    h = group.hierarchy if group else None
-    layers.update(cgroup=h.version if h else None, cgroup_memory=bool(h and h.has_memory),
-                  cgroup_pids=bool(h and h.has_pids), cgroup_cpu=bool(h and h.has_cpu))
+    group = cgroups.for_run(probe.hierarchy, limits.memory_bytes, limits.processes + wrapper,
+                            limits.cpus, device == "cuda", warnings, layers)
     nproc = _nproc(acct, limits.processes + wrapper)
     if nproc is None:
         warnings.append("RLIMIT_NPROC not set: this uid is shared and its processes cannot "
                         "be counted here")
     rl = limits_mod.rlimits_for(limits, nproc=nproc, address_space=not layers["cgroup_memory"],
                                 cuda=device == "cuda")
-    layers["memory_limit"] = (f"cgroup-{h.version}" if h and layers["cgroup_memory"] else
-                              ("none (cuda)" if device == "cuda" else "rlimit_as"))
     layers["rlimit_nproc"] = nproc is not None
     layers["run_fs"] = fs
     if fs:  # a full scratch filesystem stops the run, as too much output does
