@@ -1,7 +1,7 @@
 """Every known submission (accepted and wrong_answer) of a problem, graded once per test session
 on each path that two issue-19 tests compare, so that neither grades again what the other has:
 
-    "cold"     a cold sandbox per run, unsharded (JUDGE_SHARDS unset: auto is 1 when cold)
+    "cold"     a cold sandbox per run, unsharded (auto is 1 shard when cold)
     "warm"     forks of the warm zygote, unsharded (JUDGE_SHARDS=1)
     "sharded"  forks of the warm zygote, the hidden suite as 2 shards (JUDGE_SHARDS=2, on a
                2-core split with one grading slot, whatever the host has)
@@ -11,15 +11,24 @@ host its warm grading was the sharded one, JUDGE_SHARDS being auto there; on one
 unsharded one); tests/grading/test_hidden_shards.py compares "warm" with "sharded". Each used
 to grade its own pair, so every file was graded warm twice over on the same configuration.
 
+A problem's files are graded on all three paths at the first ask, whichever test asks: its
+cold gradings in a thread of their own beside its unsharded warm ones (a grading mostly waits
+on one sandboxed child, so the two share 2 cores), then the sharded ones alone (they use both
+cores, and JUDGE_SHARDS, which says how many shards, is the whole process's: a cold grading
+beside them would be sharded too). While the cold and unsharded warm gradings run together,
+JUDGE_SHARDS=1 for both: a cold grading is unsharded with it as without it.
+
 Each entry keeps what the tests check besides the report: the events it emitted, how many of
-its runs meant to be warm fell back to cold (warm_pool.fallbacks), and how many hidden suites it
-merged from shards or ran again unsharded (shards.stats). Those counters are process-wide, so a
-grading is counted on its own, one at a time.
+its runs meant to be warm fell back to cold (warm_pool.fallbacks: counted around each warm
+grading, which run one at a time; a cold grading never falls back), and how many hidden suites
+it merged from shards or ran again unsharded (shards.stats: counted around each sharded
+grading, one at a time; an unsharded grading changes neither).
 """
 
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,19 +38,19 @@ from judge.grading import shards, warm_pool
 from judge.grading.grader import grade
 from judge.judging.report import Report
 
-PATHS = {"cold": (False, None), "warm": (True, "1"), "sharded": (True, "2")}
+PATHS = ("cold", "warm", "sharded")
 
 
 @dataclass(frozen=True)
 class Graded:
     report: Report
     events: list[dict]
-    fallbacks: int  # runs meant to be warm that ran cold
-    merged: int     # hidden suites merged from shards
-    unsharded: int  # hidden suites whose shards were dropped and run again unsharded
+    fallbacks: int | None  # runs meant to be warm that ran cold (None: a cold grading)
+    merged: int | None     # hidden suites merged from shards (None: an unsharded grading)
+    unsharded: int | None  # hidden suites whose shards were dropped and run again unsharded
 
 
-_done: dict[tuple[str, str, str, str], Graded] = {}
+_done: dict[tuple[str, str], dict[tuple[str, str], Graded]] = {}
 _lock = threading.Lock()
 
 
@@ -50,27 +59,50 @@ def known_files(problem) -> list[Path]:
 
 
 def graded(problem, path: Path, how: str) -> Graded:
-    """`path` (one of known_files(problem)) graded on path `how`, once per session."""
-    key = (problem.name, problem.version, str(path), how)
+    """`path` (one of known_files(problem)) graded on path `how` (one of PATHS)."""
+    assert how in PATHS, how
     with _lock:
+        key = (problem.name, problem.version)
         if key not in _done:
-            _done[key] = _grade(problem, path.read_text(encoding="utf-8"), how)
-        return _done[key]
+            _done[key] = _grade_all(problem)
+        return _done[key][(str(path), how)]
 
 
-def _grade(problem, source: str, how: str) -> Graded:
-    warm, n = PATHS[how]
-    events: list[dict] = []
+def _grade_all(problem) -> dict[tuple[str, str], Graded]:
+    files = known_files(problem)
+    out: dict[tuple[str, str], Graded] = {}
     with pytest.MonkeyPatch.context() as mp:
-        if n is None:
-            mp.delenv("JUDGE_SHARDS", raising=False)
-        else:
-            mp.setenv("JUDGE_SHARDS", n)
         mp.setattr(shards, "cores", lambda: 2)  # the same split on any host
         mp.setattr(shards, "_slots", [1])
-        fell, before = warm_pool.fallbacks(), dict(shards.stats)
-        with warm_pool.forced(warm):
-            report = grade(problem, source, device="cpu", on_event=events.append)
-        return Graded(report, events, warm_pool.fallbacks() - fell,
-                      shards.stats["merged"] - before["merged"],
-                      shards.stats["unsharded"] - before["unsharded"])
+        mp.setenv("JUDGE_SHARDS", "1")
+        with ThreadPoolExecutor(1, thread_name_prefix="known-cold") as pool:
+            colds = [pool.submit(_cold, problem, f) for f in files]
+            for f in files:
+                fell = warm_pool.fallbacks()
+                report, events = _grade(problem, f, warm=True)
+                out[(str(f), "warm")] = Graded(report, events, warm_pool.fallbacks() - fell,
+                                               None, None)
+            for f, c in zip(files, colds):
+                out[(str(f), "cold")] = c.result()
+        mp.setenv("JUDGE_SHARDS", "2")
+        for f in files:
+            fell, before = warm_pool.fallbacks(), dict(shards.stats)
+            report, events = _grade(problem, f, warm=True)
+            out[(str(f), "sharded")] = Graded(
+                report, events, warm_pool.fallbacks() - fell,
+                shards.stats["merged"] - before["merged"],
+                shards.stats["unsharded"] - before["unsharded"])
+    return out
+
+
+def _cold(problem, path: Path) -> Graded:
+    report, events = _grade(problem, path, warm=False)
+    return Graded(report, events, None, None, None)
+
+
+def _grade(problem, path: Path, *, warm: bool) -> tuple[Report, list[dict]]:
+    events: list[dict] = []
+    with warm_pool.forced(warm):  # a context variable: this thread's own
+        report = grade(problem, path.read_text(encoding="utf-8"), device="cpu",
+                       on_event=events.append)
+    return report, events
