@@ -12,17 +12,18 @@ unsharded one); tests/grading/test_hidden_shards.py compares "warm" with "sharde
 to grade its own pair, so every file was graded warm twice over on the same configuration.
 
 A problem's files are graded on all three paths at the first ask, whichever test asks: its
-cold gradings in a thread of their own beside its unsharded warm ones (a grading mostly waits
-on one sandboxed child, so the two share 2 cores), then the sharded ones alone (they use both
-cores, and JUDGE_SHARDS, which says how many shards, is the whole process's: a cold grading
-beside them would be sharded too). While the cold and unsharded warm gradings run together,
-JUDGE_SHARDS=1 for both: a cold grading is unsharded with it as without it.
+cold and unsharded warm gradings two at a time (each mostly one sandboxed child: two share the
+2 cores CI has), then the sharded ones one at a time (they use both cores, and JUDGE_SHARDS,
+which says how many shards, is the whole process's: a cold grading beside them would be
+sharded too). While the cold and unsharded warm gradings run, JUDGE_SHARDS=1 for all of them:
+a cold grading is unsharded with it as without it.
 
-Each entry keeps what the tests check besides the report: the events it emitted, how many of
-its runs meant to be warm fell back to cold (warm_pool.fallbacks: counted around each warm
-grading, which run one at a time; a cold grading never falls back), and how many hidden suites
-it merged from shards or ran again unsharded (shards.stats: counted around each sharded
-grading, one at a time; an unsharded grading changes neither).
+Each entry keeps what the tests check besides the report: the events it emitted, how many
+runs meant to be warm fell back to cold while it ran (warm_pool.fallbacks is process-wide: a
+fallback in a warm grading is counted in its own entry, and may be in the entry of a warm
+grading beside it too; a cold grading never falls back), and how many hidden suites it merged
+from shards or ran again unsharded (shards.stats: counted around each sharded grading, one at
+a time; an unsharded grading changes neither).
 """
 
 from __future__ import annotations
@@ -75,15 +76,10 @@ def _grade_all(problem) -> dict[tuple[str, str], Graded]:
         mp.setattr(shards, "cores", lambda: 2)  # the same split on any host
         mp.setattr(shards, "_slots", [1])
         mp.setenv("JUDGE_SHARDS", "1")
-        with ThreadPoolExecutor(1, thread_name_prefix="known-cold") as pool:
-            colds = [pool.submit(_cold, problem, f) for f in files]
-            for f in files:
-                fell = warm_pool.fallbacks()
-                report, events = _grade(problem, f, warm=True)
-                out[(str(f), "warm")] = Graded(report, events, warm_pool.fallbacks() - fell,
-                                               None, None)
-            for f, c in zip(files, colds):
-                out[(str(f), "cold")] = c.result()
+        with ThreadPoolExecutor(2, thread_name_prefix="known") as pool:
+            jobs = {(str(f), how): pool.submit(_unsharded, problem, f, how)
+                    for f in files for how in ("cold", "warm")}
+            out.update((k, j.result()) for k, j in jobs.items())
         mp.setenv("JUDGE_SHARDS", "2")
         for f in files:
             fell, before = warm_pool.fallbacks(), dict(shards.stats)
@@ -95,9 +91,11 @@ def _grade_all(problem) -> dict[tuple[str, str], Graded]:
     return out
 
 
-def _cold(problem, path: Path) -> Graded:
-    report, events = _grade(problem, path, warm=False)
-    return Graded(report, events, None, None, None)
+def _unsharded(problem, path: Path, how: str) -> Graded:
+    fell = warm_pool.fallbacks()
+    report, events = _grade(problem, path, warm=how == "warm")
+    return Graded(report, events, warm_pool.fallbacks() - fell if how == "warm" else None,
+                  None, None)
 
 
 def _grade(problem, path: Path, *, warm: bool) -> tuple[Report, list[dict]]:
