@@ -20,6 +20,7 @@
 #      every known submission of 143 graded on the device cold and warm, the same verdict and
 #      first failure each way, the grader path each way, and the median seconds per grading
 #
+# STEPS="4 7" runs only those steps after the set-up (default: all).
 # DEVICE=cpu runs the same steps on the CPU (a rehearsal where there is no GPU; the parity step
 # then has no GPU worker and says so).
 set -uo pipefail
@@ -30,6 +31,8 @@ out="$(cd "$out" && pwd)"
 device="${DEVICE:-cuda}"
 wh="${WHEELHOUSE:-wheelhouse}"
 budget="${BUDGET_S:-480}"
+steps=" ${STEPS:-1 2 3 4 5 6 7} "  # e.g. STEPS=7: the set-up (always) and step 7 alone
+wanted() { [[ "$steps" == *" $1 "* ]]; }
 t0=$SECONDS
 summary="$out/summary.txt"
 : >"$summary"
@@ -104,16 +107,23 @@ PY
     rm -rf "$tmp"
   fi
 
+  if wanted 1; then  # (the step's lines are not indented: heredocs inside)
   step "1. chapter experiment on $device"
   bounded 120 "experiment" 0 "$py" -m reference.experiments.multi_turn --device "$device"
   bounded 90 "experiment --json" 0 "$py" -m reference.experiments.multi_turn --device "$device" --json
+  fi  # step 1
 
+  if wanted 2; then  # (the step's lines are not indented: heredocs inside)
   step "2. tiered pool bandwidth (pinned) vs plain copy"
   bounded 90 "tiered_bandwidth" 0 "$py" benchmarks/tiered_bandwidth.py --device "$device"
+  fi  # step 2
 
+  if wanted 3; then  # (the step's lines are not indented: heredocs inside)
   step "3. reload vs recompute per token"
   bounded 120 "reload_vs_recompute" 0 "$py" benchmarks/reload_vs_recompute.py --device "$device"
+  fi  # step 3
 
+  if wanted 4; then  # (the step's lines are not indented: heredocs inside)
   step "4. grading 143 on $device"
   # JSON reports beside the log; the summary says which tests ran where, and the sandbox layers
   # this host lacks (the terminal report prints the same line).
@@ -146,10 +156,14 @@ PY
   bounded 120 "grade unprotected_hits (WA)" 1 "${judge[@]}" grade 143 problems/143-tiered-kv-cache/submissions/wrong_answer/unprotected_hits.py --device "$device" --json >"$out/grade_unprotected_hits.json"
   summarize "$out/grade_unprotected_hits.json" WA
   printf '%-8s %s\n' "$([ $? = 0 ] && echo ok || echo FAILED)" "unprotected_hits graded WA" >>"$summary"
+  fi  # step 4
 
+  if wanted 5; then  # (the step's lines are not indented: heredocs inside)
   step "5. judge check 143 --device $device"
   bounded 180 "judge check 143" 0 "${judge[@]}" check 143 --device "$device"
+  fi  # step 5
 
+  if wanted 6; then  # (the step's lines are not indented: heredocs inside)
   step "6. judge parity 143 (CPU here vs the $device worker of a local server)"
   # An embedded server with one grading worker, on loopback, for this step only. It grades the
   # reference alone, so it may run where the sandbox is weak (--allow-weak-sandbox).
@@ -170,7 +184,9 @@ PY
     --server "http://127.0.0.1:$port" --token "$token" --timeout 170
   kill "$server" 2>/dev/null; wait "$server" 2>/dev/null
   rm -rf "$data"
+  fi  # step 6
 
+  if wanted 7; then  # (the step's lines are not indented: heredocs inside)
   step "7. warm $device forks: 143's known submissions cold and warm (JUDGE_WARM_CUDA=1)"
   JUDGE_WARM_CUDA=1 bounded 240 "warm $device forks grade as cold runs" 0 "$py" - "$device" <<'PY'
 import re, statistics, sys, time
@@ -211,6 +227,7 @@ print(f"median s per grading on {device}: cold {cold:.2f}, warm {warm:.2f}, warm
       f" ({len(files)} files, {warm_pool.fallbacks()} warm runs fell back to cold)")
 sys.exit(1 if bad else 0)
 PY
+  fi  # step 7
 
   echo
   echo "== summary ($((SECONDS - t0)) s)"
