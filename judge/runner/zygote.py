@@ -116,10 +116,15 @@ def cuda_touched() -> str:
             return "torch initialized CUDA"
     except Exception:  # noqa: BLE001 - a torch without CUDA support
         pass
+    # cuInit opens /dev/nvidia-uvm and keeps it open; merely loading libcuda.so (which some
+    # torch builds do at import) or asking NVML (which opens nvidiactl) does not break a fork
     try:
-        with open("/proc/self/maps") as f:
-            if "libcuda.so" in f.read():
-                return "the CUDA driver library is loaded"
+        for fd in os.listdir("/proc/self/fd"):
+            try:
+                if os.readlink(f"/proc/self/fd/{fd}") == "/dev/nvidia-uvm":
+                    return "the CUDA driver was initialized (/dev/nvidia-uvm is open)"
+            except OSError:
+                continue
     except OSError:
         pass
     return ""
