@@ -74,9 +74,10 @@ def first_syntax_error(source: str, filename: str, target=None):
         compile(source, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError) as exc:  # ValueError: a NUL byte, before 3.12
         own = exc
-    except (RecursionError, SystemError, MemoryError) as exc:
-        # nesting past what the compiler takes: 3.11's AST validator can report it as a
-        # SystemError ("AST constructor recursion depth mismatch"); the file cannot run either way
+    except (RecursionError, MemoryError) as exc:
+        # nesting past what the compiler takes (3.11: a 200,000-deep `-` is MemoryError); the
+        # file cannot run either way. Not SystemError: the "recursion depth mismatch" once seen
+        # here was two threads' ast.parse interleaving (python_ast.py), a judge fault, not a CE.
         own = SyntaxError(f"too deeply nested to compile ({type(exc).__name__})", (filename, 1, 1, ""))
     target = parse_version(target)
     if target is None or target >= sys.version_info[:2] or isinstance(own, ValueError):
