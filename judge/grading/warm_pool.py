@@ -148,7 +148,7 @@ def server_for(problem, device: str = "cpu") -> ForkServer | None:
                 _servers.move_to_end(key)
                 return s
         for old_key in [k for k in list(_servers)  # an older version
-                        if k[0] == key[0] and k[2] == device and k != key]:
+                        if k[0] == key[0] and k[2] == device]:
             _close(old_key)
         try:
             s = _start(problem, device)

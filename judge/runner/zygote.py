@@ -118,15 +118,12 @@ def cuda_touched() -> str:
         pass
     # cuInit opens /dev/nvidia-uvm and keeps it open; merely loading libcuda.so (which some
     # torch builds do at import) or asking NVML (which opens nvidiactl) does not break a fork
-    try:
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                if os.readlink(f"/proc/self/fd/{fd}") == "/dev/nvidia-uvm":
-                    return "the CUDA driver was initialized (/dev/nvidia-uvm is open)"
-            except OSError:
-                continue
-    except OSError:
-        pass
+    for fd in _open_fds():
+        try:
+            if os.readlink(f"/proc/self/fd/{fd}") == "/dev/nvidia-uvm":
+                return "the CUDA driver was initialized (/dev/nvidia-uvm is open)"
+        except OSError:
+            continue
     return ""
 
 
