@@ -214,13 +214,13 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
             "--suite-dir", str(suite_dir), "--limits", str(conf / "limits.json"),
             "--default-limit", f"{limits.default_s:.3f}",
             "--import-limit", f"{limits.import_s:.3f}", *targets]
+
     def both(u: Usage) -> Usage:
         # the suite's CPU limits count the submission's process as well as the tests'
         cpu = None if u.cpu_s is None else u.cpu_s + meter.cpu
         return Usage(u.wall_s, cpu, u.wait_s)
 
     results = ResultsPump(out, clock, on_events, stop, usage=both)
-    pump = results.pump
 
     try:
         res = run_sandboxed(argv=[str(a) for a in argv],
@@ -235,7 +235,7 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
     except Exception as exc:
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t
-        pump(clock.last)
+        results.pump(clock.last)
         out.ended = True
         return out
     finally:
@@ -251,7 +251,7 @@ def attempt(problem, view: View, run: str, suite: str, submission, targets: list
     last = clock.last
     final = both(Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
                        res.wait_s if res.wait_s is not None else last.wait_s))
-    pump(final)
+    results.pump(final)
     clock.finish(final)
     _outcome(out, res, sub_result)
     out.ended = True

@@ -135,7 +135,6 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
     clock = PhaseClock(limits)
     out = RunRecord(suite=suite, log=ChildLog(), spawn_t=time.time(), clock=clock)
     results = ResultsPump(out, clock, on_events, stop)
-    pump = results.pump
 
     def spawn(how, r: int, w: int):
         args = [str(w) if i and argv[i - 1] == "--results-fd" else str(a)
@@ -158,7 +157,7 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
     except Exception as exc:  # the sandbox itself failed: the judge's fault
         out.sandbox_error = f"{type(exc).__name__}: {exc}"
         out.wall_s = time.time() - out.spawn_t
-        pump(clock.last)
+        results.pump(clock.last)
         out.ended = True
         return out
     finally:
@@ -166,7 +165,7 @@ def _attempt(plan: _Plan, run: str) -> RunRecord:
     last = clock.last
     final = Usage(float(res.wall_s), res.cpu_s if res.cpu_s is not None else last.cpu_s,
                   res.wait_s if res.wait_s is not None else last.wait_s)
-    pump(final)
+    results.pump(final)
     clock.finish(final)
     if res.setup_error:
         out.sandbox_error = f"sandbox setup failed: {res.setup_error}"
