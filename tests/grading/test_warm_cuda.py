@@ -7,6 +7,7 @@ space limit) and runs only where asked. The GPU itself: benchmarks/gpu_checks.sh
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -49,8 +50,9 @@ def test_a_warm_cuda_fork_sees_what_a_cold_cuda_run_sees(cuda_server, scratch):
     env = {"JUDGE_DEVICE": "cuda"}
     warm = cuda_server.run(argv, scratch=scratch, env=env, limits=LIMITS, device="cuda")
     cold = run_sandboxed(argv, scratch=scratch, env=env, limits=LIMITS, device="cuda")
-    assert _view(warm) == _view(cold)
-    devs, _, address_space, device = __import__("json").loads(_view(warm))
+    seen = _view(warm)
+    assert seen == _view(cold)
+    devs, _, address_space, device = json.loads(seen)
     assert address_space == "unlimited" and device == "cuda"  # CUDA reserves huge ranges
     assert [d for d in os.listdir("/dev") if d.startswith("nvidia")] == \
         [d for d in devs if d.startswith("nvidia")]

@@ -6,8 +6,9 @@ from __future__ import annotations
 import pytest
 import schemathesis
 
-# imported (and rewritten by pytest) at collection, before any test: a test raising the recursion
-# limit in this process left CPython 3.11's AST depth bookkeeping off for a later import
+# imported (and rewritten by pytest) at collection, before any test's threads run: pytest's
+# ast.parse is outside judge/judging/python_ast.py's lock, and on CPython 3.11 a parse beside
+# another thread's raised "AST constructor recursion depth mismatch" here
 import schemathesis.specs.openapi.schemas  # noqa: F401
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
