@@ -75,8 +75,9 @@ def serving(data: Path, problems: Path | None = None, args=(), env: dict | None 
            "--data", str(data), "--workers", "1", "--log-level", "warning"]
     if problems is not None:
         cmd += ["--problems", str(problems)]
+    cmd += args
     log = open(data / "server.log", "w")
-    proc = subprocess.Popen([*cmd, *args], cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
                             env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})})
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
