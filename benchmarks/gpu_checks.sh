@@ -19,6 +19,10 @@
 #   7. warm CUDA forks (JUDGE_WARM_CUDA=1, off by default until this step has passed on a GPU):
 #      every known submission of 143 graded on the device cold and warm, the same verdict and
 #      first failure each way, the grader path each way, and the median seconds per grading
+#   8. CUDA C++ on the GPU: tests/fixtures/handbook_cuda's block-sums-cuda built with nvcc
+#      (-O2 -std=c++17 -arch=native -lineinfo) in the sandbox with the device nodes and run there:
+#      the solution AC, the starter not; the build (nvcc, not the CPU emulator), compile and run
+#      seconds of each
 #
 # STEPS="4 7" runs only those steps after the set-up (default: all).
 # DEVICE=cpu runs the same steps on the CPU (a rehearsal where there is no GPU; the parity step
@@ -31,7 +35,7 @@ out="$(cd "$out" && pwd)"
 device="${DEVICE:-cuda}"
 wh="${WHEELHOUSE:-wheelhouse}"
 budget="${BUDGET_S:-480}"
-steps=" ${STEPS:-1 2 3 4 5 6 7} "  # e.g. STEPS=7: the set-up (always) and step 7 alone
+steps=" ${STEPS:-1 2 3 4 5 6 7 8} "  # e.g. STEPS=7: the set-up (always) and step 7 alone
 wanted() { [[ "$steps" == *" $1 "* ]]; }
 t0=$SECONDS
 summary="$out/summary.txt"
@@ -228,6 +232,42 @@ print(f"median s per grading on {device}: cold {cold:.2f}, warm {warm:.2f}, warm
 sys.exit(1 if bad else 0)
 PY
   fi  # step 7
+
+  if wanted 8; then  # (the step's lines are not indented: heredocs inside)
+  step "8. CUDA C++ with nvcc on $device: block-sums-cuda, solution AC, starter not"
+  bounded 300 "CUDA C++ block-sums-cuda: solution AC, starter not (nvcc on $device)" 0 \
+    env KVPRACTICE_CACHE="$out/cuda_cache" "$py" - "$out" "$device" <<'PY'
+import json, sys, tempfile, time
+from pathlib import Path
+from judge import grade
+from judge.authoring.importer import import_problems
+from judge.grading.cpp import cuda
+from judge.problem import load_problem
+out, device = Path(sys.argv[1]), sys.argv[2]
+book = Path("tests/fixtures/handbook_cuda")
+res = import_problems([book], Path(tempfile.mkdtemp()) / "problems")
+cu = next(load_problem(str(i.folder)) for i in res.imported if i.key.endswith("-cuda"))
+print("nvcc:", cuda.gpu_toolchain(), "| emulable:", cuda.emulable(cu))
+ok = True
+for name, want_ac in (("solution.cu", True), ("starter.cu", False)):
+    t = time.perf_counter()
+    r = grade(cu, (book / "cuda" / "block-sums" / name).read_text())
+    d = r.to_dict()
+    (out / f"cuda_{name}.json").write_text(json.dumps(d, indent=1, default=str))
+    built = r.provenance.get("cuda_build")
+    tm = r.timings
+    print(f"{name}: {r.verdict} (want {'AC' if want_ac else 'not AC'}), built by {built}, "
+          f"device {r.provenance.get('device')}, reference {tm.get('reference_s')} s, compile "
+          f"{tm.get('compile_s')} s (cpu {tm.get('compile_cpu_s')}), run {tm.get('run_s')} s, "
+          f"total {time.perf_counter() - t:.1f} s")
+    for x in d["tests"]:
+        print(f"  {x['verdict']:3} {x['name']}")
+    if d.get("first_failure"):
+        print("  first failure:", (d["first_failure"].get("message") or "")[:300])
+    ok = ok and (r.verdict == "AC") == want_ac and (built == "nvcc" or device != "cuda")
+sys.exit(0 if ok else 1)
+PY
+  fi  # step 8
 
   echo
   echo "== summary ($((SECONDS - t0)) s)"

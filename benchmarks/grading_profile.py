@@ -89,13 +89,13 @@ class _Clock:
 def instrumented(clock: _Clock):
     import socket
 
-    from judge.grading import grader, suite_run
+    from judge.grading import grader, warm_pool
     from judge.sandbox import accounts, cgroups, forkserver, grants
 
     undo: list = []
     clock.wrap(grader, "get_reference", "reference observations", undo)
     clock.wrap(grader, "run_suite", lambda a, kw: f"{kw.get('suite')} suite run", undo)
-    clock.wrap(suite_run, "_spawner", "zygote lookup", undo)
+    clock.wrap(warm_pool, "spawner", "zygote lookup", undo)
     clock.wrap_cm(accounts, "acquire", "slot uid", undo)
     clock.wrap_cm(grants, "grant", "grants + reachable", undo)
     clock.wrap(forkserver, "check_reachable", "grants + reachable", undo)
@@ -103,7 +103,7 @@ def instrumented(clock: _Clock):
     clock.wrap(cgroups.RunGroup, "add", "cgroup add", undo)
     clock.wrap(forkserver, "watch", "the run (watch)", undo)
     clock.wrap(forkserver, "_status", "status", undo)
-    clock.wrap(forkserver, "_cleanup", "clean-up", undo)
+    clock.wrap(forkserver, "cleanup", "clean-up", undo)
     # the fork server's one recvmsg per run: from the request to the fork's "ready"
     clock.wrap(socket.socket, "recvmsg", "fork answers", undo)
     try:

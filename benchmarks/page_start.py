@@ -87,7 +87,8 @@ class Server:
             self.proc.kill()
 
 
-# What the worker fetched: [name, start, end, bytes over the wire], ms from the worker's start.
+# What the page fetched (for its Python too: the sandboxed worker has no network of its own):
+# [name, start, end, bytes over the wire], ms from the page's start.
 RESOURCES = """() => performance.getEntriesByType('resource').map(
   (e) => [e.name.split('?')[0].split('/').pop(), e.startTime, e.responseEnd, e.transferSize])"""
 
@@ -104,9 +105,9 @@ def one_profile(pw, url: str, profile: Path, no_build_snapshot: bool = False) ->
         page.goto(url)
         page.wait_for_function(READY, timeout=120_000)
         cold = page.evaluate(READ)
-        cold["resources"] = page.workers[0].evaluate(RESOURCES) if page.workers else []
-        page.wait_for_function("() => window.kvpTimings.snapshotBytes > 0 || window.kvpTimings.snapshotBuilt",
-                               timeout=120_000)
+        cold["resources"] = page.evaluate(RESOURCES)
+        if not no_build_snapshot:  # a cold start keeps no snapshot: only the build's is kept
+            page.wait_for_function("() => window.kvpTimings.snapshotBytes > 0", timeout=120_000)
         page.reload()
         page.wait_for_function(READY, timeout=120_000)
         cached = page.evaluate(READ)

@@ -4,6 +4,8 @@ verdicts and reports. No HTTP here; terminal code only in judge/cli/.
 Rooms, and which way imports go (a room imports only the rooms listed after it):
 
     cli/        the `judge` verbs and their terminal output           -> authoring, grading, problem, judging
+    handout/    the student's package: built from the bank (no reference, no hidden test), and
+                read and run from where it was unpacked                -> grading, problem, browser, judging
     authoring/  check, scaffold, import of the handbook's problems, mutation, CPU/GPU parity
                                                                       -> grading, problem, judging
     grading/    host-side grading: grade(), suite runs in the sandbox, the grading folder,

@@ -183,6 +183,12 @@ fi
 # --- system packages (Debian/Ubuntu, as root); elsewhere we say what is missing and go on -----
 apt_pkgs=()
 command -v bwrap >/dev/null 2>&1 || apt_pkgs+=(bubblewrap)
+# C++ problems (judge/grading/cpp/): g++ brings the sanitizers' runtimes (libasan, libubsan,
+# liblsan, libtsan) and binutils (addr2line names the student's line in a report); clang is
+# the second compiler. `judge doctor` lists what works.
+command -v g++ >/dev/null 2>&1 || apt_pkgs+=(g++)
+command -v clang++ >/dev/null 2>&1 || apt_pkgs+=(clang libclang-rt-dev)
+command -v addr2line >/dev/null 2>&1 || apt_pkgs+=(binutils)
 if [ "$want_test" = 1 ]; then
   command -v chromium >/dev/null 2>&1 || apt_pkgs+=(chromium)
   # The distributed-grading tests start their own throwaway PostgreSQL and Redis on loopback.

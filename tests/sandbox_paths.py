@@ -26,19 +26,20 @@ def _server() -> forkserver.ForkServer:
 
 
 def _warm_run(argv, ro_binds=(), scratch=None, env=None, limits=None, device="cpu", *,
-              isolation="auto", monitor=None, pass_fds=(), readers=None):
+              isolation="auto", monitor=None, pass_fds=(), readers=None, rw_binds=()):
     if isolation != "auto" or device != "cpu":  # a test of another mechanism
         return cold_run(argv, ro_binds, scratch, env, limits, device, isolation=isolation,
-                        monitor=monitor, pass_fds=pass_fds, readers=readers)
+                        monitor=monitor, pass_fds=pass_fds, readers=readers,
+                        rw_binds=rw_binds)
     try:
         res = _server().run(argv, ro_binds=ro_binds, scratch=scratch, env=env, limits=limits,
                             device=device, monitor=monitor, pass_fds=pass_fds,
-                            readers=readers)
+                            readers=readers, rw_binds=rw_binds)
     except forkserver.WarmUnavailable as exc:
         if str(exc) != forkserver.BIND_ELSEWHERE:
             raise
         return cold_run(argv, ro_binds, scratch, env, limits, device, monitor=monitor,
-                        pass_fds=pass_fds, readers=readers)
+                        pass_fds=pass_fds, readers=readers, rw_binds=rw_binds)
     assert res.layers.get("grader_path") == "warm"
     return res
 

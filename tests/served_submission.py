@@ -1,4 +1,4 @@
-"""The submission's side of the call proxy (judge_runner.serve) in a plain subprocess, joined to a
+"""The submission's side of the call proxy (judge_runner.proxy.serve) in a plain subprocess, joined to a
 guarded endpoint in the test's process: what the tests of the proxy's values, types and calls
 talk to without a sandbox (the graded tests run both sides sandboxed)."""
 
@@ -11,20 +11,26 @@ from pathlib import Path
 
 import pytest
 
-from judge.runner.rpc import Endpoint
-from judge.runner.wire import Channel
+from judge.runner.proxy import Endpoint
+from judge.runner.proxy.capabilities import Guard
+from judge.runner.proxy.wire import Channel
 
 REPO = Path(__file__).resolve().parents[1]
 
 
-def start_served(tmp_path: Path, module_source: str, procs: list) -> Endpoint:
+def start_served(tmp_path: Path, module_source: str, procs: list,
+                 guard: Guard | None = None) -> Endpoint:
     """Writes `module_source` as solution.py, starts its serving process (kept in `procs`, for
-    the caller to stop) and returns the trusted side's endpoint after the hello."""
+    the caller to stop) and returns the trusted side's endpoint after the hello. `guard`: the
+    capability guard's view of which modules are the tests' own (default: this test file's
+    folder, where the tests' objects of these tests are defined)."""
+    if guard is None:
+        guard = Guard(roots=(str(Path(__file__).parent),))
     (tmp_path / "solution.py").write_text(module_source, encoding="utf-8")
     a_r, a_w = os.pipe()
     b_r, b_w = os.pipe()
     env = dict(os.environ, PYTHONPATH=f"{tmp_path}{os.pathsep}{REPO / 'judge'}")
-    proc = subprocess.Popen([sys.executable, "-m", "runner.serve", "--in-fd", str(a_r),
+    proc = subprocess.Popen([sys.executable, "-m", "runner.proxy.serve", "--in-fd", str(a_r),
                              "--out-fd", str(b_w), "--module", "solution",
                              "--submission", str(tmp_path / "solution.py")],
                             pass_fds=(a_r, b_w), env=env)
@@ -32,8 +38,15 @@ def start_served(tmp_path: Path, module_source: str, procs: list) -> Endpoint:
     os.close(a_r)
     os.close(b_w)
     ch = Channel(b_r, a_w)
-    assert ch.recv() == {"t": "hello"}
-    return Endpoint(ch, guarded=True)
+    assert ch.recv() == {"t": "ready"}
+    ch.send({"t": "go"})  # (no calibration: these tests time nothing)
+    ep = Endpoint(ch, guarded=True, guard=guard)
+    hello = ch.recv()
+    while hello.get("t") == "req":  # a served module used at import
+        ep.dispatch(hello)
+        hello = ch.recv()
+    assert hello == {"t": "hello"}, hello
+    return ep
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ through the worker API (`web.api.workers`, enabled by `settings.worker_token`).
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import logging
@@ -23,26 +24,31 @@ from fastapi.staticfiles import StaticFiles
 from starlette.middleware.gzip import GZipMiddleware
 
 from judge.problem import ProblemBank
-from web.accounts.routes import router as account_pages
 from web.api import instructor, practice, problems, regrade, submissions, visitors
 from web.api import workers as worker_api
-from web.api.edge import EdgeGuard
-from web.api.errors import install_error_handlers
-from web.api.headers import SecurityHeaders
-from web.api.identity import VisitorCookieMiddleware
-from web.api.throttle import ClientLimits
-from web.courses.routes import router as course_pages
+from web.http.edge import EdgeGuard
+from web.http.errors import install_error_handlers
+from web.http.headers import SecurityHeaders
+from web.http.identity import VisitorCookieMiddleware
+from web.http.throttle import ClientLimits
 from web.jobs.checks import ProblemChecks
 from web.jobs.graders import Grader, judge_grader
 from web.jobs.system import JobSystem
-from web.pages.routes import render_error_page
+from web.pages.account import router as account_page
+from web.pages.account_settings import router as account_settings
+from web.pages.courses import router as course_pages
+from web.pages.packages import router as package_downloads
+from web.pages.render import render_error_page
 from web.pages.routes import router as pages_router
+from web.pages.sandbox import router as sandbox_router
+from web.pages.sign_in import router as account_pages
 from web.settings import BUILD_COMMAND, STATIC_DIR, Settings
 from web.store.db import Database
 
 log = logging.getLogger(__name__)
 
-DIST_FILES = ("problem.js", "submission.js", "worker.js", "app.css")
+DIST_FILES = ("problem.js", "submission.js", "worker.js", "sandbox_frame.js", "app.css",
+              "math.js")
 PYODIDE_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip",
                  "pyodide-lock.json")
 # Already compressed, or streamed: never through GZip (the wasm alone costs ~0.8 s CPU a time).
@@ -96,10 +102,63 @@ def front_end_build(static_dir=STATIC_DIR) -> dict:
     return {"ok": not missing, "missing": missing, "command": BUILD_COMMAND,
             "worker_url": v("dist/worker.js"), "problem_js": v("dist/problem.js"),
             "submission_js": v("dist/submission.js"), "css": v("dist/app.css"),
-            "pages_js": v("dist/pages.js"),
+            "pages_js": v("dist/pages.js"), "math_js": v("dist/math.js"),
             "pyodide_url": "/static/vendor/pyodide/", "wheels": wheels,
             "editor_wheels": editor_wheels,
-            "pyodide_version": manifest.get("pyodide_version")}
+            "pyodide_version": manifest.get("pyodide_version"),
+            **_sandbox_frame(dist), "snapshot": _published_snapshot(vendor)}
+
+
+_NO_SANDBOX = {"sandbox_script": None, "sandbox_worker": None, "sandbox_hash": None,
+               "sandbox_url": None}
+
+
+def _sandbox_frame(dist) -> dict:
+    """The sandbox frame's script, which web/pages/sandbox.py writes inline beside the worker's
+    script (as text), the script's CSP hash, and the frame's URL, which changes with either."""
+    frame, worker = dist / "sandbox_frame.js", dist / "worker.js"
+    if not (frame.is_file() and worker.is_file()):
+        return _NO_SANDBOX
+    script = frame.read_text(encoding="utf-8")
+    if "</script" in script.lower():  # it would end the inline element early: no sandbox
+        log.error("%s holds '</script': it cannot be written inline", frame)
+        return _NO_SANDBOX
+    worker_text = worker.read_text(encoding="utf-8")
+    digest = hashlib.sha256(script.encode()).digest()
+    version = hashlib.sha256(digest + worker_text.encode()).hexdigest()[:10]
+    return {"sandbox_script": script, "sandbox_worker": worker_text,
+            "sandbox_hash": "sha256-" + base64.b64encode(digest).decode(),
+            "sandbox_url": f"/sandbox/python?v={version}"}
+
+
+_DIGESTS: dict = {}
+
+
+def _sha256_of(path) -> str:
+    """A file's SHA-256, remembered while its size and time stay (the snapshot is 31 MB, and
+    every app a test makes asks)."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _DIGESTS:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                h.update(block)
+        _DIGESTS[key] = h.hexdigest()
+    return _DIGESTS[key]
+
+
+def _published_snapshot(vendor) -> dict | None:
+    """The build's snapshot of the page's Python as the pages publish it: the page restores a
+    copy it kept only when its digest is this one (web/frontend/src/snapshot_cache.js)."""
+    memories = sorted((vendor / "snapshot").glob("*.memory"))
+    if len(memories) != 1 or not memories[0].with_suffix(".files").is_file():
+        return None
+    memory = memories[0]
+    files = memory.with_suffix(".files")
+    base = "/static/vendor/snapshot/"
+    return {"name": memory.stem, "memory": base + memory.name, "files": base + files.name,
+            "memory_sha256": _sha256_of(memory), "files_sha256": _sha256_of(files)}
 
 
 class _StaticHeadersAndGzip:
@@ -157,9 +216,11 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
         jobs.start_workers(workers)  # with 0 workers: recovery and the lease reaper only
         threading.Thread(target=_warm_expectations, args=(ctx,), daemon=True,
                          name="warm-expectations").start()
+        lti_stop = _start_lti(ctx)
         try:
             yield
         finally:
+            lti_stop.set()
             jobs.stop()
 
     app = FastAPI(
@@ -175,13 +236,9 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
     )
     app.state.ctx = ctx
     install_error_handlers(app, render_error_page)
-    for api in (problems, submissions, practice, visitors, instructor, regrade, worker_api):
-        app.include_router(api.router)
-    app.include_router(pages_router)
-    app.include_router(account_pages)
-    app.include_router(course_pages)
+    _include_routers(app, settings)
     if settings.oidc_enabled:
-        from web.accounts.oidc import install as install_oidc
+        from web.pages.oidc import install as install_oidc
         install_oidc(app, settings)
     app.mount("/static", StaticFiles(directory=str(STATIC_DIR), check_dir=False), name="static")
     app.add_middleware(VisitorCookieMiddleware, secure=settings.cookie_secure)
@@ -196,8 +253,30 @@ def create_app(settings: Settings | None = None, grader: Grader | None = None,
                            trusted_hosts=[h.strip() for h in
                                           settings.forwarded_allow_ips.split(",") if h.strip()])
     # Around even the edge: its refusals carry the anti-framing headers too.
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(SecurityHeaders, sandbox_script=ctx.build.get("sandbox_hash"))
     return app
+
+
+def _include_routers(app: FastAPI, settings: Settings) -> None:
+    for api in (problems, submissions, practice, visitors, instructor, regrade, worker_api):
+        app.include_router(api.router)
+    for router in (pages_router, sandbox_router, account_pages, account_page, account_settings,
+                   package_downloads, course_pages):
+        app.include_router(router)
+    if settings.lti_platforms:  # LTI 1.3 (web/lti): only for the platforms configured
+        from web.lti.launch import router as lti_launch
+        from web.lti.mapping import router as lti_deep_link
+        app.include_router(lti_launch)
+        app.include_router(lti_deep_link)
+
+
+def _start_lti(ctx: AppContext) -> threading.Event:
+    """Scores back to the LMS (web/lti/scores.py), when one is registered; the event stops it."""
+    stop = threading.Event()
+    if ctx.settings.lti_platforms:
+        from web.lti.scores import start_syncing
+        start_syncing(ctx, stop)
+    return stop
 
 
 def _warm_expectations(ctx: AppContext) -> None:

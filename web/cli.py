@@ -240,7 +240,7 @@ def remote_worker(args) -> int:
 # The `judge` console script's verbs that live here; the rest are the grading core's.
 JUDGE_VERBS = {"serve": "run the web platform (site, API, embedded workers)",
                "worker": "run grading workers only (--server URL: on another host)",
-               "regrade": "re-grade every student's latest submission of a problem",
+               "regrade": "re-grade every counted submission of a problem",
                "parity": "grade a file on CPU and on a GPU worker, compare"}
 
 

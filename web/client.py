@@ -77,17 +77,17 @@ class ApiClient:
                 resp = self.http.request(method, path, json=json,
                                          headers={**self.headers, **(headers or {})})
             except httpx.HTTPError as exc:
-                resp, why = None, f"cannot reach {self.base_url}: {type(exc).__name__}: {exc}"
+                failed, why = None, f"cannot reach {self.base_url}: {type(exc).__name__}: {exc}"
             else:
                 if resp.status_code < 500:
                     self._up()
                     if resp.status_code >= 400:
                         raise ApiError.of(resp)
                     return resp
-                why = f"{self.base_url}{path}: HTTP {resp.status_code}"
+                failed, why = resp, f"{self.base_url}{path}: HTTP {resp.status_code}"
             if time.monotonic() + delay > deadline or (stop is not None and stop.is_set()):
-                if resp is not None:
-                    raise ApiError.of(resp)
+                if failed is not None:
+                    raise ApiError.of(failed)
                 raise ServerUnreachable(why)
             self._down(why)
             (stop.wait if stop is not None else time.sleep)(delay)
@@ -213,7 +213,8 @@ class PlatformClient(ApiClient):
 
 def _sse(lines) -> Iterator[tuple[str | None, dict]]:
     """(event id, data dict) per Server-Sent Event; comments and retry lines are skipped."""
-    event_id, data = None, []
+    event_id: str | None = None
+    data: list[str] = []
     for line in lines:
         if not line:
             if data:

@@ -3,7 +3,7 @@
     judge regrade PROBLEM [--server URL | --db URL [--queue URL]] [--no-wait] [--json]
     judge parity PROBLEM FILE [--server URL] [--json]
 
-`regrade` re-grades every student's latest submission of PROBLEM at low priority and prints the
+`regrade` re-grades every submission of PROBLEM a gradebook counts at low priority and prints the
 per-student verdict diff (AC->WA, ...); the new results stay hidden until an instructor approves
 them (instructor page, or POST /api/instructor/regrades/ID/approve). Through the server's API
 (instructor token: --token or $KVPRACTICE_INSTRUCTOR_TOKEN), or straight into the database (the
@@ -29,7 +29,7 @@ DEFAULT_SERVER = "http://127.0.0.1:8000"
 
 
 def add_parsers(sub) -> None:
-    r = sub.add_parser("regrade", help="re-grade every student's latest submission of a "
+    r = sub.add_parser("regrade", help="re-grade every counted submission of a "
                        "problem; the verdict diff awaits an instructor's approval")
     r.add_argument("problem")
     r.add_argument("--server", metavar="URL", help=f"through this server (default "

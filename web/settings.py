@@ -84,6 +84,19 @@ class Settings:
         default_factory=lambda: os.environ.get("KVPRACTICE_OIDC_CLIENT_ID") or None)
     oidc_client_secret: str | None = field(
         default_factory=lambda: os.environ.get("KVPRACTICE_OIDC_CLIENT_SECRET") or None)
+    # Each request to the provider (discovery, token, keys) must be answered whole within this
+    # many seconds and this many bytes: a slow or endless answer holds no request for long.
+    oidc_timeout_s: float = 10.0
+    oidc_max_bytes: int = 1024 * 1024
+
+    # LTI 1.3 (web/lti): the LMS platforms this tool trusts, a JSON list (or the path of a JSON
+    # file) of {"issuer", "client_id", "auth_login_url", "auth_token_url", "key_set_url",
+    # "deployment_ids": [...]}; None: LTI is off. Scores go back every lti_sync_s seconds.
+    lti_platforms: str | None = field(
+        default_factory=lambda: os.environ.get("KVPRACTICE_LTI_PLATFORMS") or None)
+    lti_sync_s: float = 30.0
+    lti_timeout_s: float = 10.0        # one request to an LMS, answered whole in this long
+    lti_max_bytes: int = 1024 * 1024   # and in this many bytes
 
     # Workers on other machines (`judge worker --server URL`) authenticate with this token
     # (X-Worker-Token); None turns the worker endpoints off.

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.authoring.import_guard import Unsafe, check_problem_tree, read_text
+from judge.authoring.import_guard import Unsafe, check_problem_tree, is_plain_dir, read_text
 from judge.authoring.test_split import Split, example_and_other_tests, split_tests  # noqa: F401
 from judge.judging import python_ast
 
@@ -163,10 +163,16 @@ def normalize_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
 
 
+PYTHON_FILES = ("starter.py", "solution.py", "test.py")
+NATIVE_NEEDS = ("a C++ problem needs starter.cpp, solution.cpp and test.cpp (CUDA C++: .cu), "
+                "a Python one starter.py, solution.py and test.py")
+
+
 def _native_reason(folder: Path, meta: dict | None) -> str | None:
     files = sorted(p.name for p in folder.rglob("*")
                    if p.is_file() and p.suffix.lower() in NATIVE_SUFFIXES)
-    if files:
+    mixed = all((folder / f).is_file() for f in PYTHON_FILES)
+    if files and not mixed:  # beside a whole Python half, they are its native half's
         return f"it has C++/CUDA sources ({', '.join(files[:3])})"
     if meta:
         needs = [r for r in _as_list(meta.get("requires")) if r.lower() in NATIVE_REQUIREMENTS]
@@ -202,7 +208,109 @@ def _as_list(value) -> list[str]:
     return value if isinstance(value, list) else [value]
 
 
+def _checked_meta(meta: dict) -> str:
+    """The difficulty (easy | medium | hard) of a front matter whose required keys hold."""
+    for key in ("title", "chapter", "difficulty"):
+        if not isinstance(meta.get(key), str) or not meta[key].strip():
+            raise Refused(f"problem.md: broken front matter: `{key}` is missing or not a text")
+    difficulty = DIFFICULTY.get(meta["difficulty"].strip().lower())
+    if difficulty is None:
+        raise Refused(f"problem.md: broken front matter: difficulty {meta['difficulty']!r} is "
+                      "not one of 简单, 中等, 困难")
+    for key in ("tags", "requires"):
+        if key in meta and not isinstance(meta[key], list):
+            raise Refused(f"problem.md: broken front matter: `{key}` must be a list ([a, b])")
+    return difficulty
+
+
+def read_problems(folder: Path) -> tuple[list, list[tuple[str, str]]]:
+    """([every problem the folder holds: its Python one (HandbookProblem), each of its whole
+    C++ / CUDA C++ halves (native_format.NativeProblem)], [(which half, why refused)]).
+    A folder with no whole native half is read as before (read_problem: it may raise)."""
+    from judge.authoring.native_format import complete_halves
+
+    folder = Path(folder)
+    halves = complete_halves(folder) if is_plain_dir(folder) else []
+    if not halves:
+        return [read_problem(folder)], []
+    python = all((folder / f).is_file() for f in PYTHON_FILES)
+    found, refused = [], []
+    for half in (["python"] if python else []) + halves:
+        try:
+            found.append(read_problem(folder) if half == "python" else
+                         _read_native_half(folder, half, beside_python=python))
+        except Refused as e:
+            refused.append((half, str(e)))
+    if python and found and isinstance(found[0], HandbookProblem):
+        from judge.authoring.native_format import SLUG_SUFFIX
+        for half in halves:
+            found[0].notes.append(f"its {half} half (the .{'cu' if half == 'cuda' else 'cpp'} "
+                                  f"files) is imported beside it, as "
+                                  f"{found[0].slug}{SLUG_SUFFIX[half]}")
+    return found, refused
+
+
+NATIVE_KEYS = KNOWN_KEYS | {"sanitize", "lang", "language"}
+
+
+def _read_native_half(folder: Path, language: str, *, beside_python: bool):
+    from judge.authoring.native_format import read_native
+
+    try:
+        check_problem_tree(Path(folder))
+    except Unsafe as e:
+        raise Refused(f"not imported: {e}") from None
+    folder = Path(folder).resolve()
+    if not (folder / "problem.md").is_file():
+        raise Refused("missing problem.md")
+    try:
+        meta, body = parse_front_matter(read_text(folder / "problem.md"))
+    except (FrontMatterError, UnicodeDecodeError) as e:
+        raise Refused(f"problem.md: broken front matter: {e}") from None
+    difficulty = _checked_meta(meta)
+    description, explanation = split_explanation(body)
+    if not description:
+        raise Refused("problem.md has no description before the explanation marker")
+    slug = normalize_slug(folder.name)
+    if not slug:
+        raise Refused(f"{folder.name!r} gives no usable slug (letters, digits, '-')")
+    np = read_native(folder, language, {**meta, "difficulty": difficulty}, description,
+                     explanation, slug, beside_python=beside_python)
+    np.notes += [f"problem.md: front matter key `{k}` ignored" for k in sorted(set(meta) -
+                                                                             NATIVE_KEYS)]
+    return np
+
+
 def read_problem(folder: Path) -> HandbookProblem:
+    folder, meta, body = _python_problem_md(folder)
+    notes = []
+    difficulty = _checked_meta(meta)
+    requires = _requires(meta)
+    for key in sorted(set(meta) - KNOWN_KEYS):
+        notes.append(f"problem.md: front matter key `{key}` ignored")
+    slug = normalize_slug(folder.name)
+    if not slug:
+        raise Refused(f"{folder.name!r} gives no usable slug (letters, digits, '-')")
+    description, explanation = split_explanation(body)
+    if not description:
+        raise Refused("problem.md has no description before the explanation marker")
+    sources = _python_sources(folder)
+    examples, _ = example_and_other_tests(sources["test.py"])
+    if not examples:
+        raise Refused("test.py has no test_example* function: there would be no public tests")
+    extra = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
+                   and p.name not in REQUIRED_FILES and p.suffix in (".py", ".json", ".txt"))
+    return HandbookProblem(
+        folder=folder, book=folder.parent.name, slug=slug, title=meta["title"].strip(),
+        chapter=meta["chapter"].strip(), difficulty=difficulty, tags=list(meta.get("tags", [])),
+        requires=requires, description=description, explanation=explanation,
+        starter=sources["starter.py"], solution=sources["solution.py"], tests=sources["test.py"],
+        extra_files=extra, notes=notes)
+
+
+def _python_problem_md(folder: Path) -> tuple[Path, dict, str]:
+    """(the folder, resolved; problem.md's front matter; its body) of a safe folder holding a
+    Python problem's files; a C++/CUDA one, or one with files missing, is Refused."""
     try:  # before resolving: a link to a folder is refused like any other link
         check_problem_tree(Path(folder))
     except Unsafe as e:
@@ -218,27 +326,21 @@ def read_problem(folder: Path) -> HandbookProblem:
         except (FrontMatterError, UnicodeDecodeError) as e:
             native = _native_reason(folder, None)
             if native:
-                raise Refused(f"a C++/CUDA problem: {native}; this judge runs Python only")
+                raise Refused(f"a C++/CUDA problem: {native}; {NATIVE_NEEDS}")
             raise Refused(f"problem.md: broken front matter: {e}") from None
     native = _native_reason(folder, meta)
     if native:
-        raise Refused(f"a C++/CUDA problem: {native}; this judge runs Python only")
+        raise Refused(f"a C++/CUDA problem: {native}; {NATIVE_NEEDS}")
     missing = [f for f in REQUIRED_FILES if not (folder / f).is_file()]
     if missing:
         raise Refused(f"missing {', '.join(missing)}")
     # problem.md is one of REQUIRED_FILES, so it was read (or refused) above
     assert meta is not None
-    notes = []
-    for key in ("title", "chapter", "difficulty"):
-        if not isinstance(meta.get(key), str) or not meta[key].strip():
-            raise Refused(f"problem.md: broken front matter: `{key}` is missing or not a text")
-    difficulty = DIFFICULTY.get(meta["difficulty"].strip().lower())
-    if difficulty is None:
-        raise Refused(f"problem.md: broken front matter: difficulty {meta['difficulty']!r} is "
-                      "not one of 简单, 中等, 困难")
-    for key in ("tags", "requires"):
-        if key in meta and not isinstance(meta[key], list):
-            raise Refused(f"problem.md: broken front matter: `{key}` must be a list ([a, b])")
+    return folder, meta, body
+
+
+def _requires(meta: dict) -> list[str]:
+    """The front matter's `requires`, each one the grading environment has (else Refused)."""
     requires = [r.lower() for r in meta.get("requires", [])]
     lacking = [r for r in requires if r not in RUNTIMES and r not in INSTALLED_BY
                and not _importable(r)]
@@ -246,14 +348,11 @@ def read_problem(folder: Path) -> HandbookProblem:
         raise Refused(f"problem.md: requires {', '.join(lacking)}, which the grading "
                       f"environment does not have (no Python module of that name is installed; "
                       f"the runtimes it knows are {', '.join(sorted(RUNTIMES))})")
-    for key in sorted(set(meta) - KNOWN_KEYS):
-        notes.append(f"problem.md: front matter key `{key}` ignored")
-    slug = normalize_slug(folder.name)
-    if not slug:
-        raise Refused(f"{folder.name!r} gives no usable slug (letters, digits, '-')")
-    description, explanation = split_explanation(body)
-    if not description:
-        raise Refused("problem.md has no description before the explanation marker")
+    return requires
+
+
+def _python_sources(folder: Path) -> dict[str, str]:
+    """{name: text} of starter.py, solution.py and test.py, each UTF-8 that parses."""
     sources = {}
     for name in ("starter.py", "solution.py", "test.py"):
         try:
@@ -265,14 +364,4 @@ def read_problem(folder: Path) -> HandbookProblem:
         except SyntaxError as e:
             raise Refused(f"{name}: line {e.lineno}: {e.msg}") from None
         sources[name] = text
-    examples, _ = example_and_other_tests(sources["test.py"])
-    if not examples:
-        raise Refused("test.py has no test_example* function: there would be no public tests")
-    extra = sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
-                   and p.name not in REQUIRED_FILES and p.suffix in (".py", ".json", ".txt"))
-    return HandbookProblem(
-        folder=folder, book=folder.parent.name, slug=slug, title=meta["title"].strip(),
-        chapter=meta["chapter"].strip(), difficulty=difficulty, tags=list(meta.get("tags", [])),
-        requires=requires, description=description, explanation=explanation,
-        starter=sources["starter.py"], solution=sources["solution.py"], tests=sources["test.py"],
-        extra_files=extra, notes=notes)
+    return sources

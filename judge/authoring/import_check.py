@@ -6,7 +6,8 @@ Two kinds of finding:
   found by reading its files (a module its tests import that the grading environment lacks,
   a CUDA test on a machine without CUDA, a problem the page cannot run);
 - a failure: `check_problem` (judge/authoring/check.py) does not prove it, i.e. the handbook's
-  solution is not AC or its starter is.
+  solution is not AC, its tests' outcomes differ across its runs ("flaky": it passes by
+  chance), or its starter is AC.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class ImportCheck:
     warnings: list[str] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     verdicts: dict[str, str] = field(default_factory=dict)   # submission label -> verdict
+    # the solution's tests whose outcome differed across its runs: {test: outcome of each run}
+    flaky: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -93,17 +96,40 @@ def support_warnings(p: Problem) -> list[str]:
         if not _available(name):
             out.append(f"its tests import `{name}`, which the grading environment does not "
                        "have: the tests that need it fail")
-    if "cuda" in p.config.requires and not cuda_available():
+    if p.language == "cuda":  # C++ for the GPU: nvcc there, the CPU emulator elsewhere
+        from judge.grading.cpp import cuda
+
+        if cuda.gpu_toolchain() is None and cuda.emulable(p):
+            out.append("no GPU here: its CUDA C++ is proved on the CPU emulator (correctness "
+                       "only; a GPU worker builds it with nvcc)")
+    elif "cuda" in p.config.requires and not cuda_available():
         out.append("it requires CUDA and this machine has none: its CUDA tests are skipped "
                    "here, so only a CUDA grader proves them")
     return out
 
 
-def check_imported(p: Problem, *, device: str = "auto") -> ImportCheck:
-    from judge.authoring.check import check_problem
+def _needs_a_gpu_here(p: Problem) -> bool:
+    """A CUDA C++ problem is proved here with nvcc on a GPU, or on the CPU emulator when its
+    files are within the emulator's reach (judge/grading/cpp/cuda.py)."""
+    from judge.grading.cpp import cuda, toolchain
+
+    if cuda.gpu_toolchain() is not None:
+        return False
+    return not cuda.emulable(p) or toolchain.find().pick("none") is None
+
+
+def check_imported(p: Problem, *, device: str = "auto", reference_runs: int | None = None
+                   ) -> ImportCheck:
+    """`reference_runs`: how many times the solution is run (check.REFERENCE_RUNS)."""
+    from judge.authoring.check import REFERENCE_RUNS, check_problem
 
     res = ImportCheck(int(p.id), warnings=support_warnings(p))
-    checked = check_problem(p, device=device)
+    if p.language == "cuda" and _needs_a_gpu_here(p):  # no verdict here, and none false
+        from judge.grading.cpp.grade import NEEDS_GPU
+        res.failures.append(f"not proved here: {NEEDS_GPU}")
+        return res
+    checked = check_problem(p, device=device, reference_runs=reference_runs or REFERENCE_RUNS)
+    res.flaky = checked.flaky
     res.failures += checked.errors
     res.warnings += checked.warnings
     for s in checked.submissions:

@@ -6,7 +6,19 @@ from __future__ import annotations
 
 import argparse
 
+from judge.authoring.check import REFERENCE_RUNS
 from judge.authoring.importer import ATTRIBUTION, DEFAULT_BASE, ImportResult, import_problems
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (`--reference-runs 0` proves nothing)."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return n
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -26,6 +38,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-check", dest="check", action="store_false",
                    help="do not prove each imported problem (by default each is checked as "
                         "`judge check` does: its solution AC, its starter not AC)")
+    p.add_argument("--reference-runs", type=positive_int, default=REFERENCE_RUNS, metavar="N",
+                   help="the check runs each problem's solution N times: a test whose "
+                        "outcome differs across the runs makes it flaky, not proved "
+                        f"(default {REFERENCE_RUNS})")
 
 
 def main_import(args, con) -> int:
@@ -50,21 +66,25 @@ def main_import(args, con) -> int:
 
 
 def _check_all(res: ImportResult, args, con) -> int:
-    """Proves each imported problem; prints its warnings and failures; returns how many failed."""
+    """Proves each imported problem; prints its warnings and failures; returns how many failed
+    (a flaky one among them: its solution's tests' outcomes differed across its runs)."""
     from judge.authoring.import_check import check_imported
     from judge.problem import load_problem
 
-    failed = 0
+    failed = flaky = 0
     for item in res.imported:
-        checked = check_imported(load_problem(item.folder), device=getattr(args, "device", "auto"))
+        checked = check_imported(load_problem(item.folder), device=getattr(args, "device", "auto"),
+                                 reference_runs=getattr(args, "reference_runs", REFERENCE_RUNS))
         verdicts = ", ".join(f"{k} {v}" for k, v in checked.verdicts.items())
-        con.print(f"{'proved  ' if checked.ok else 'NOT proved'}  {item.number} {item.key}"
-                  + (f" ({verdicts})" if verdicts else ""))
+        status = "proved  " if checked.ok else "flaky     " if checked.flaky else "NOT proved"
+        con.print(f"{status}  {item.number} {item.key}" + (f" ({verdicts})" if verdicts else ""))
         for w in checked.warnings:
             con.print(f"          warning: {w}")
         for f in checked.failures:
             con.print(f"          {f}")
         failed += not checked.ok
+        flaky += bool(checked.flaky)
     con.print(f"{len(res.imported) - failed} of {len(res.imported)} imported problems prove "
-              "themselves")
+              "themselves" + (f"; {flaky} flaky (its solution's tests pass or fail by chance)"
+                              if flaky else ""))
     return failed

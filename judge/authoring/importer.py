@@ -24,8 +24,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from judge.authoring.handbook_format import NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused, read_problem
-from judge.authoring.import_check import needs_server
+from judge.authoring import native_format
+from judge.authoring.handbook_format import NATIVE_SUFFIXES, REQUIRED_FILES, HandbookProblem, Refused, read_problems
+from judge.authoring.import_check import imported_modules, needs_server
 from judge.authoring.import_guard import MAX_FOLDERS, Unsafe, is_plain_dir, read_bytes
 from judge.authoring.import_runtime import (
     find_runtime,
@@ -148,6 +149,25 @@ def _list(items) -> str:
     return "[" + ", ".join(_s(i) for i in items) + "]"
 
 
+# The whole run's wall and CPU net (s), memory (MB), output (KB), least limit of a test (s).
+# The handbook's own judge gives a Python problem's run 120 s in one process (practice/judge.py,
+# judge_python's alarm); these are nets against runaway code, the verdict's limits are the
+# reference's measured times (judging/clock.py), and the net caps the reference's own run.
+NUMPY_LIMITS = (60, 60, 1024, 64, 3.0)
+TORCH_LIMITS = (120, 120, 3072, 256, 5.0)
+# A problem whose runtime module the trusted side serves (gpusim: every simulated access of the
+# student's kernel is a request, about 50 a simulated thread) runs 50-90 times its one-process
+# CPU here: cu-block-scan's hidden suite, 0.6 s in one process, charged its reference 39 s at
+# load 4 and over the 60 s net at load 9-11 (the reference then IE, so every submission).
+SERVED_LIMITS = (300, 300, 1024, 64, 3.0)
+
+
+def suite_limits(torch: bool, served) -> tuple[int, int, int, int, float]:
+    """The [limits] of an imported problem: the larger of each net where both apply."""
+    picks = [NUMPY_LIMITS] + ([TORCH_LIMITS] if torch else []) + ([SERVED_LIMITS] if served else [])
+    return tuple(max(col) for col in zip(*picks))
+
+
 def problem_toml(hp: HandbookProblem, number: int, reference: str, *, source_url: str | None,
                  attribution: str | None, modules=(), install=()) -> str:
     torch = "torch" in hp.requires or "cuda" in hp.requires
@@ -161,7 +181,10 @@ def problem_toml(hp: HandbookProblem, number: int, reference: str, *, source_url
         "pure Python: Run runs the public tests in the page"
     path = _source_path(hp.folder)
     url = f"{source_url.rstrip('/')}/{hp.book}/{hp.folder.name}" if source_url else ""
-    limits = ((120, 120, 3072, 256, 5.0) if torch else (60, 60, 1024, 64, 3.0))
+    # served: those of its own files' runtime modules the trusted side serves (proxied.py's
+    # served_modules); a module only an install module imports (minitl) is not counted
+    own = set().union(*(imported_modules(t) for t in (hp.tests, hp.solution, hp.starter)))
+    limits = suite_limits(torch, served=[m for m in modules if m not in install and m in own])
     return f'''# Imported by `judge import` from {path}: edit the handbook's files and import again.
 id = "{number}"
 slug = "{hp.slug}"
@@ -282,6 +305,43 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
         raise ValueError(f"--runtime {runtime}: not a folder (links are not followed)")
     bank = problems_root(bank).resolve()
     res = ImportResult()
+    folders = _find_all(paths, runtime, res)
+    if number is not None and len(folders) > 1:
+        raise ValueError(f"--number names one problem's number, but {len(folders)} problems "
+                         "were found; import them without --number")
+    problems = _read_all(folders, res)
+    if not problems:
+        return res
+    bank.mkdir(parents=True, exist_ok=True)
+    note = install_checker(bank.parent)
+    if note:
+        res.notes.append(note)
+    by_slug, used = _bank_index(bank)
+    seen: dict[str, str] = {}
+    for hp, rt in problems:
+        try:
+            if hp.slug in seen:
+                raise Refused(f"slug {hp.slug!r} was already imported from {seen[hp.slug]} in "
+                              "this run; the slug is the stable key, so it must be unique")
+            seen[hp.slug] = hp.key
+            if isinstance(hp, native_format.NativeProblem):  # no Python runtime module
+                res.imported.append(_import_one(hp, bank, by_slug, used, number, base,
+                                                source_url=source_url, attribution=attribution))
+                continue
+            available = runtime_modules(rt)
+            modules = plan_modules(hp, available)
+            install = plan_install(hp, available)
+            _install_runtime_modules(bank, modules, available, res, source_url, attribution)
+            res.imported.append(_import_one(hp, bank, by_slug, used, number, base,
+                                            source_url=source_url, attribution=attribution,
+                                            modules=modules, install=install))
+        except (Refused, ProblemError, Unsafe) as e:
+            res.refused.append((str(hp.folder), str(e)))
+    return res
+
+
+def _find_all(paths, runtime: Path | None, res: ImportResult) -> list:
+    """[(problem folder, its runtime folder)] under every path; the refused in `res`."""
     folders = []
     for p in map(Path, paths):
         if not p.is_dir():
@@ -299,47 +359,37 @@ def import_problems(paths, bank: Path | None = None, *, number: int | None = Non
                                         "solution.py or test.py)"))
         rt = Path(runtime) if runtime is not None else find_runtime(p)
         folders += [(f, rt) for f in found]
-    if number is not None and len(folders) > 1:
-        raise ValueError(f"--number names one problem's number, but {len(folders)} problems "
-                         "were found; import them without --number")
+    return folders
+
+
+def _install_runtime_modules(bank: Path, modules, available: dict, res: ImportResult,
+                             source_url: str | None, attribution: str | None) -> None:
+    """The runtime modules a problem uses, into the bank, before the problem, whose modules
+    must resolve when it is read."""
+    for name in modules:
+        note = install_runtime(bank.parent, name, available[name], source_url=source_url,
+                               licence=LICENCE, licence_url=LICENCE_URL,
+                               attribution=attribution or ATTRIBUTION)
+        if note and note not in res.notes:
+            res.notes.append(note)
+
+
+def _read_all(folders, res: ImportResult) -> list:
+    """[(problem, runtime folder)] of every half of every folder; the refused in `res`."""
     problems = []
     for folder, rt in folders:
         try:
-            problems.append((read_problem(folder), rt))
+            found, halves_refused = read_problems(folder)
         except Refused as e:
             res.refused.append((str(folder), str(e)))
-    if not problems:
-        return res
-    bank.mkdir(parents=True, exist_ok=True)
-    note = install_checker(bank.parent)
-    if note:
-        res.notes.append(note)
-    by_slug, used = _bank_index(bank)
-    seen: dict[str, str] = {}
-    for hp, rt in problems:
-        try:
-            if hp.slug in seen:
-                raise Refused(f"slug {hp.slug!r} was already imported from {seen[hp.slug]} in "
-                              "this run; the slug is the stable key, so it must be unique")
-            seen[hp.slug] = hp.key
-            available = runtime_modules(rt)
-            modules = plan_modules(hp, available)
-            install = plan_install(hp, available)
-            for name in modules:  # before the problem, whose modules must resolve when read
-                note = install_runtime(bank.parent, name, available[name], source_url=source_url,
-                                       licence=LICENCE, licence_url=LICENCE_URL,
-                                       attribution=attribution or ATTRIBUTION)
-                if note and note not in res.notes:
-                    res.notes.append(note)
-            res.imported.append(_import_one(hp, bank, by_slug, used, number, base,
-                                            source_url=source_url, attribution=attribution,
-                                            modules=modules, install=install))
-        except (Refused, ProblemError, Unsafe) as e:
-            res.refused.append((str(hp.folder), str(e)))
-    return res
+            continue
+        problems += [(hp, rt) for hp in found]
+        # a folder with a Python and a C++ half: each is imported or refused on its own
+        res.refused += [(f"{folder} ({half} half)", why) for half, why in halves_refused]
+    return problems
 
 
-def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number, base,
+def _import_one(hp: HandbookProblem | native_format.NativeProblem, bank: Path, by_slug, used: set[int], number, base,
                 **source) -> Imported:
     existing = by_slug.get(hp.slug)
     if existing:
@@ -357,13 +407,20 @@ def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number
                                                    if i not in used)
         folder = bank / f"{n:03d}-{hp.slug}"
     used.add(n)
-    reference = f"{bank.name}/{folder.name}/reference/solution.py"
+    native = isinstance(hp, native_format.NativeProblem)
+    suffix = hp.suffix if isinstance(hp, native_format.NativeProblem) else ".py"
+    reference = f"{bank.name}/{folder.name}/reference/solution{suffix}"
     built = Path(tempfile.mkdtemp(prefix=f".judge-import-{hp.slug}-", dir=bank.parent))
     try:
-        split = write_problem(hp, built, n, reference, **source)
+        split: Split | None = None
+        if isinstance(hp, native_format.NativeProblem):
+            _write_native(hp, built, n, reference, **source)
+        else:
+            split = write_problem(hp, built, n, reference, **source)
         config = parse_config(built / "problem.toml")
         if not Problem(built, config).tests("public"):
-            raise Refused("no public test after splitting test.py")
+            raise Refused("no public test after splitting test.py" if not native else
+                          "no case found in the test")
         _place(built, folder)
     finally:
         shutil.rmtree(built, ignore_errors=True)
@@ -374,7 +431,21 @@ def _import_one(hp: HandbookProblem, bank: Path, by_slug, used: set[int], number
                      + ", ".join(source["modules"]))
     for name in source.get("install") or ():
         notes.append(install_note(name))
-    if split.hidden_helpers:
+    if split is not None and split.hidden_helpers:
         notes.append("kept out of the public tests (only hidden tests use them): "
                      + ", ".join(split.hidden_helpers))
     return Imported(hp.key, folder, n, updated=existing is not None, notes=notes)
+
+
+def _write_native(np, dest: Path, number: int, reference: str, *, source_url=None,
+                  attribution=None, **_) -> None:
+    """A C++ / CUDA C++ problem's folder (native_format.py); it has no test split (its test
+    file is kept whole, hidden)."""
+    path = _source_path(np.folder)
+    source = {"path": path, "url": f"{source_url.rstrip('/')}/{np.book}/{np.folder.name}"
+              if source_url else "", "licence": LICENCE, "licence_url": LICENCE_URL,
+              "attribution": attribution or ATTRIBUTION, "en_note": EN_NOTE}
+    for rel, text in native_format.files(np, number, reference, source, _statement).items():
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")

@@ -1,5 +1,6 @@
 """`new_problem(id, slug, root)`: a new problem folder with a trivial worked example (a running
-sum), laid out so `judge check` accepts it once the reference solution is written.
+sum), laid out so `judge check` accepts it once the reference solution is written. A C++ one
+(`language="cpp"`, judge/authoring/scaffold_cpp.py) comes with its reference written.
 
     <root>/<NNN>-<slug>/      problem.toml, statements, starter, public + hidden tests,
                               submissions/accepted/, submissions/wrong_answer/<one>.py
@@ -20,6 +21,7 @@ chapter = ""
 tags = []
 requires = []                       # torch, cuda: what the hidden suite needs
 browser = true                      # the public suite runs in the browser (no torch)
+draft = true                        # staff only until `judge check` passes (or publish it)
 
 [title]
 en = "{title}"
@@ -114,8 +116,40 @@ def module_name(slug: str) -> str:
     return name if name.isidentifier() and not name[0].isdigit() else f"p_{name}"
 
 
-def new_problem(id: str | int, slug: str, root=None, *, title: str | None = None) -> Path:
-    """Creates the folder; returns its path. Raises ProblemError if it cannot."""
+def new_problem(id: str | int, slug: str, root=None, *, title: str | None = None,
+                language: str = "python") -> Path:
+    """Creates the folder; returns its path. Raises ProblemError if it cannot. `language`:
+    "python" (the reference a stub to fill in, beside the bank) or "cpp" (a C++ problem
+    that `judge check` proves as it is: judge/authoring/scaffold_cpp.py)."""
+    if language not in ("python", "cpp"):
+        raise ProblemError(f"a new problem is in python or cpp, not {language!r}")
+    root, pid, folder = _free_folder(id, slug, root)
+    fields = {"id": pid, "slug": slug, "title": title or slug.replace("-", " ").capitalize()}
+    if language == "cpp":
+        from judge.authoring import scaffold_cpp
+        fields["reference"] = f"{root.resolve().name}/{folder.name}/reference/solution.cpp"
+        _write(folder, scaffold_cpp.files(fields))
+        return folder
+    module = fields["module"] = module_name(slug)
+    reference = root.resolve().parent / "reference" / f"{module}.py"
+    if reference.exists():
+        raise ProblemError(f"{reference} already exists: choose another slug")
+    files = {
+        "problem.toml": TOML, "statement.en.md": STATEMENT_EN, "statement.zh.md": STATEMENT_ZH,
+        f"starter/{module}.py": STARTER, "tests/public/test_public.py": PUBLIC_TEST,
+        "tests/hidden/test_hidden.py": HIDDEN_TEST,
+        "submissions/wrong_answer/empty_gives_zero.py": WRONG,
+    }
+    _write(folder, {rel: text.format(**fields) for rel, text in files.items()})
+    (folder / "submissions" / "accepted").mkdir(parents=True, exist_ok=True)
+    (folder / "submissions" / "accepted" / ".gitkeep").write_text("")
+    reference.parent.mkdir(parents=True, exist_ok=True)
+    reference.write_text(REFERENCE_STUB.format(**fields), encoding="utf-8")
+    return folder
+
+
+def _free_folder(id: str | int, slug: str, root) -> tuple[Path, str, Path]:
+    """(the bank, the id as 3 digits, the new folder), once nothing uses the number or slug."""
     text = str(id)
     if not text.isdigit():
         raise ProblemError(f"problem id must be a number, not {text!r}")
@@ -129,24 +163,11 @@ def new_problem(id: str | int, slug: str, root=None, *, title: str | None = None
     for p in list_problems(root, strict=False):
         if p.number == int(text) or p.slug == slug:
             raise ProblemError(f"{p.path} already uses number {p.id} or slug {p.slug!r}")
-    module = module_name(slug)
-    reference = root.resolve().parent / "reference" / f"{module}.py"
-    if reference.exists():
-        raise ProblemError(f"{reference} already exists: choose another slug")
-    fields = {"id": pid, "slug": slug, "module": module,
-              "title": title or slug.replace("-", " ").capitalize()}
-    files = {
-        "problem.toml": TOML, "statement.en.md": STATEMENT_EN, "statement.zh.md": STATEMENT_ZH,
-        f"starter/{module}.py": STARTER, "tests/public/test_public.py": PUBLIC_TEST,
-        "tests/hidden/test_hidden.py": HIDDEN_TEST,
-        "submissions/wrong_answer/empty_gives_zero.py": WRONG,
-    }
+    return root, pid, folder
+
+
+def _write(folder: Path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text.format(**fields), encoding="utf-8")
-    (folder / "submissions" / "accepted").mkdir(parents=True, exist_ok=True)
-    (folder / "submissions" / "accepted" / ".gitkeep").write_text("")
-    reference.parent.mkdir(parents=True, exist_ok=True)
-    reference.write_text(REFERENCE_STUB.format(**fields), encoding="utf-8")
-    return folder
+        path.write_text(text, encoding="utf-8")

@@ -11,6 +11,7 @@ import re
 import sys
 import unicodedata
 
+from judge.cli.failure_text import FailureContext, headline, hint_lines, raised_at, traceback_text
 from judge.cli.trace_text import trace_lines
 from judge.judging.compare import NOTHING, value_at
 from judge.messages import LANGS, translate, verdict_name
@@ -135,17 +136,21 @@ def problem_labels(problem, lang: str) -> dict[str, str]:
 
 
 def print_report(con: Console, report: dict, trace_steps: int | None = 4,
-                 labels: dict[str, str] | None = None) -> None:
+                 labels: dict[str, str] | None = None,
+                 context: FailureContext | None = None, table: bool = True) -> None:
     """The per-test table, the first failure (with the last `trace_steps` steps of its pool
-    timelines; None: all of them), the verdict and the score. `labels`: the problem's
-    observation labels in the console's language (Problem.labels), English where it has none."""
+    timelines; None: all of them) and the first hint it meets, the verdict and the score.
+    `labels`: the problem's observation labels in the console's language (Problem.labels),
+    English where it has none; `context`: the student's file and the statement
+    (failure_text.FailureContext); `table=False` when the tests were shown as they finished."""
     from judge.judging.labels import LabelTable
 
     report = defang(report)
+    context = context or FailureContext()
     label_table = LabelTable(labels if con.lang != "en" else None)
     rows = [[t["name"], t["verdict"], "" if t["time_s"] is None else f"{t['time_s']:.3f}s"]
             for t in report["tests"]]
-    if rows:
+    if rows and table:
         con.table([con.t("test"), con.t("result"), con.t("time")], rows,
                   colors=lambda r, i, cell: con.verdict(cell) if i == 1 else cell)
     con.print()
@@ -156,43 +161,59 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4,
         con.print()
     ff = report.get("first_failure")
     if ff and report["verdict"] != "IE":
-        hidden = ff["test"].startswith("hidden/")
-        said = con.t("failed") if ff.get("kind") == "failed" else \
-            f"{ff['verdict']}, {verdict_name(ff['verdict'], con.lang)}"
-        con.print(con.c(f"{con.t('First failure')}: {ff['test']} ({said})", "bold"))
-        if ff.get("label") is not None:
-            con.print(f"  {con.t('observation')}: {label_table.text(str(ff['label']))}")
-        if not hidden and ff.get("kind") == "observation":
-            names = [con.t("expected"), con.t("got")]
-            pad = max(width(n) for n in names)
-            if ff.get("path"):
-                e, g = (value_at(ff.get(k), ff["path"]) for k in ("expected", "got"))
-                e, g = (con.t("nothing") if v is NOTHING else _short(v) for v in (e, g))
-                con.print(f"  {con.t('at')} {ff['path']}: {con.t('expected')} {e}, "
-                          f"{con.t('got')} {g}")
-            for name, key in zip(names, ("expected", "got")):
-                con.print(f"  {name}:{' ' * (pad - width(name))} {_short(ff.get(key))}")
-        if ff.get("message") and ff.get("kind") != "observation":
-            con.print(f"  {ff['message']}")
-        if ff.get("traceback"):
-            con.print("  " + ff["traceback"].replace("\n", "\n  "))
-        elif ff.get("exc_type"):
-            line = f" ({con.t('line')} {ff['line']})" if ff.get("line") else ""
-            con.print(f"  {ff['exc_type']}{line}")
-        if ff.get("where") and not hidden:
-            con.print(f"  {con.t('where')}: {ff['where']}")
-        if isinstance(ff.get("trace"), dict) and not hidden:
-            for line in trace_lines(ff["trace"], last=trace_steps, lang=con.lang,
-                                    paint=lambda s: con.c(s, "red")):
-                con.print("  " + line)
-        if hidden:
-            con.print(con.c("  " + con.t("(hidden test: only that it failed is shown, not how)"),
-                            "dim"))
-        con.print()
+        _print_first_failure(con, ff, report, trace_steps, label_table, context)
     if report.get("output") and report["verdict"] != "AC":
         con.print(con.c(con.t("What your code printed (public tests, last lines)"), "dim"))
         con.print(report["output"].rstrip()[-1500:])
         con.print()
+    _print_verdict(con, report)
+
+
+def _print_first_failure(con: Console, ff: dict, report: dict, trace_steps: int | None,
+                         label_table, context: FailureContext) -> None:
+    """The first failure: what it observed (or raised), where, its pools' last steps, and the
+    first hint it meets; of a hidden test only that it failed."""
+    hidden = ff["test"].startswith("hidden/")
+    said = con.t("failed") if ff.get("kind") == "failed" else \
+        f"{ff['verdict']}, {verdict_name(ff['verdict'], con.lang)}"
+    con.print(con.c(f"{con.t('First failure')}: {ff['test']} ({said})", "bold"))
+    if ff.get("label") is not None:
+        con.print(f"  {con.t('observation')}: {label_table.text(str(ff['label']))}")
+    if not hidden and ff.get("kind") == "observation":
+        _print_observed(con, ff)
+    if ff.get("kind") != "observation":
+        _print_raised(con, ff, context)
+    if ff.get("where") and not hidden:
+        con.print(f"  {con.t('where')}: {ff['where']}")
+    if isinstance(ff.get("trace"), dict) and not hidden:
+        for line in trace_lines(ff["trace"], last=trace_steps, lang=con.lang,
+                                paint=lambda s: con.c(s, "red")):
+            con.print("  " + line)
+    if hidden:
+        con.print(con.c("  " + con.t("(hidden test: only that it failed is shown, not how)"),
+                        "dim"))
+    for line in hint_lines(report.get("hints") or [], 1, context, con.lang):
+        con.print(con.c("  " + line, "cyan"))
+    con.print()
+
+
+def _print_observed(con: Console, ff: dict) -> None:
+    """An observation that parted from the reference's: expected and got, and where inside
+    them they first differ."""
+    names = [con.t("expected"), con.t("got")]
+    pad = max(width(n) for n in names)
+    if ff.get("path"):
+        e, g = (value_at(ff.get(k), ff["path"]) for k in ("expected", "got"))
+        e, g = (con.t("nothing") if v is NOTHING else _short(v) for v in (e, g))
+        con.print(f"  {con.t('at')} {ff['path']}: {con.t('expected')} {e}, "
+                  f"{con.t('got')} {g}")
+    for name, key in zip(names, ("expected", "got")):
+        con.print(f"  {name}:{' ' * (pad - width(name))} {_short(ff.get(key))}")
+
+
+def _print_verdict(con: Console, report: dict) -> None:
+    """The closing lines: a judge's own error, the sandbox layers missing here, the verdict
+    and the score (and what the score counts)."""
     if report["verdict"] == "IE":
         con.print(con.c(con.t("Internal error in the judge (not your fault); please report it."),
                         "yellow"))
@@ -208,6 +229,23 @@ def print_report(con: Console, report: dict, trace_steps: int | None = 4,
     if report.get("scored_suites") == ["hidden"] and len(suites) > 1:
         con.print(con.c(con.t("The score counts the hidden tests only; the public tests are for "
                               "practice."), "dim"))
+
+
+def _print_raised(con: Console, ff: dict, context: FailureContext) -> None:
+    """The exception's headline (type and message), the place in the student's own file it
+    was raised, the rest of a longer message, and the traceback of the student's frames."""
+    head = headline(ff)
+    if head:
+        con.print("  " + con.c(head, "red"))
+    rest = str(ff.get("message") or "").split("\n")[1:]
+    if rest:
+        con.print("  " + "\n  ".join(rest))
+    at = raised_at(ff, context, con.lang)
+    if at:
+        con.print("  " + at)
+    tb = traceback_text(ff, context)
+    if tb:
+        con.print("  " + tb.replace("\n", "\n  "))
 
 
 CELL = {"AC": ".", "WA": "W", "RE": "R", "TLE": "T", "MLE": "M", "OLE": "O", "CE": "C",
@@ -245,15 +283,37 @@ def print_check(con: Console, result) -> None:
                         met=len(met), n=len(wrong)))
         for s in met:
             con.print(con.c(f"  {s.label} -> {', '.join(s.hints)}", "dim"))
+    from judge.authoring.check import FLAKY
+
+    _print_flaky(con, result)
     for s in result.submissions:
         for p in s.problems:
-            con.print(con.c(f"  {s.label}: {p}", "red"))
+            if not (s.flaky and p.startswith(FLAKY)):  # said above, in the reader's words
+                con.print(con.c(f"  {s.label}: {p}", "red"))
     for e in result.errors:
         con.print(con.c(f"  {e}", "red"))
     for w in result.warnings:
         con.print(con.c(f"  {con.t('warnings')}: {w}", "yellow"))
-    outcome = "{name}: OK" if result.ok else "{name}: FAILED"
+    outcome = "{name}: OK" if result.ok else "{name}: FLAKY" if result.flaky else \
+        "{name}: FAILED"
     con.print(con.c(con.t(outcome, name=result.name), "green" if result.ok else "red"))
+
+
+def _print_flaky(con: Console, result) -> None:
+    """A reference whose tests' outcomes differed across its runs: each run in a word and, per
+    test that differed, its outcome in each run (check.py, SubmissionCheck.flaky)."""
+    from judge.authoring.check import failed_tests
+
+    ref = next((s for s in result.submissions if s.label == "reference"), None)
+    if ref is None or not ref.flaky:
+        return
+    runs = [con.t("{n} failed", n=bad) if (bad := failed_tests(r)) else con.t("passed")
+            for r in ref.runs]
+    con.print(con.c(con.t("the reference is flaky: {n} runs gave {runs}; the tests whose "
+                          "outcome differed:", n=len(ref.runs), runs=con.t("; ").join(runs)),
+                    "red"))
+    for test, outcomes in ref.flaky.items():
+        con.print(con.c(f"    {test}: {', '.join(outcomes)}", "red"))
 
 
 def print_doctor(con: Console, info: dict) -> None:
@@ -265,6 +325,11 @@ def print_doctor(con: Console, info: dict) -> None:
     for name, layer in info["layers"].items():
         mark = con.c("ok", "green") if layer["ok"] else con.c("--", "yellow")
         con.print(f"  {mark} {name} = {layer['ok']}: {layer['why']}")
+    con.print(f"{con.t('C++ compilers and sanitizers')}:")
+    for row in info.get("compilers", []):
+        mark = con.c("ok", "green") if row["found"] else con.c("--", "yellow")
+        con.print(f"  {mark} {row['name']}: {row['found'] or con.t('not found')} "
+                  f"({con.t(row['for'])})")
     if info["missing"]:
         con.print(con.c(f"{con.t('missing layers (weaker isolation here)')}: "
                         f"{', '.join(info['missing'])}", "yellow"))

@@ -3,8 +3,10 @@
     judge grade PROBLEM FILE [--suite public|hidden|all] [--json] [--device auto|cpu|cuda]
     judge check [PROBLEM ...]        every problem when none is named; exit 1 on any mismatch
     judge check --mutate [PROBLEM ...] [--jobs N]   mutants of the reference the tests let through
-    judge new ID SLUG [--root DIR]
+    judge check --reference-runs N   an imported problem's reference run N times (default 3)
+    judge new ID SLUG [--root DIR] [--lang cpp]   a C++ problem that judge check proves as it is
     judge import PATH... [--number N]  problems in the handbook's format (judge/authoring/importer.py)
+    judge pack PROBLEM... [--server URL] [--out FILE.zip] [--title TEXT]   a student's package
     judge list [--json]
     judge doctor [--json]
 
@@ -21,9 +23,11 @@ import argparse
 import json
 import logging
 import sys
+import time
 
+from judge.authoring.import_cli import REFERENCE_RUNS, main_import, positive_int
 from judge.authoring.import_cli import add_arguments as add_import_arguments
-from judge.authoring.import_cli import main_import
+from judge.authoring.proof import record as record_check
 from judge.cli.console import Console, Progress, print_check, print_doctor, print_report, problem_labels
 from judge.problem import ProblemError, list_problems, load_problem
 
@@ -33,10 +37,11 @@ EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 def build_parser(front_end_verbs: dict[str, str] | None = None) -> argparse.ArgumentParser:
     """The core's verbs, plus `front_end_verbs` ({verb: help}), listed in --help only: the
     front end that passes them handles them before this parser sees them."""
-    common = argparse.ArgumentParser(add_help=False)
+    bank = argparse.ArgumentParser(add_help=False)
+    bank.add_argument("--problems", metavar="DIR",
+                      help="the problem bank (default: <repo>/problems)")
+    common = argparse.ArgumentParser(add_help=False, parents=[bank])
     common.add_argument("--lang", choices=["en", "zh"], help="language of the messages")
-    common.add_argument("--problems", metavar="DIR",
-                        help="the problem bank (default: <repo>/problems)")
     p = argparse.ArgumentParser(prog="judge", description="Grade, check and create problems.")
     sub = p.add_subparsers(dest="command", required=True)
     g = sub.add_parser("grade", parents=[common], help="grade a file on a problem")
@@ -56,13 +61,26 @@ def build_parser(front_end_verbs: dict[str, str] | None = None) -> argparse.Argu
     c.add_argument("--mutate", action="store_true",
                    help="grade mutants of the reference instead: what the tests do not pin down")
     c.add_argument("--jobs", type=int, help="--mutate: gradings at a time (default: CPU count)")
-    n = sub.add_parser("new", parents=[common], help="create a problem folder")
+    c.add_argument("--reference-runs", type=positive_int, default=REFERENCE_RUNS, metavar="N",
+                   help="run an imported problem's reference N times besides grading it: a "
+                        "test whose outcome differs across the runs is reported flaky, not "
+                        f"proved (default {REFERENCE_RUNS}; 1: the grading only)")
+    n = sub.add_parser("new", parents=[bank], help="create a problem folder")
+    n.add_argument("--lang", choices=["en", "zh", "python", "cpp"],
+                   help="the problem's language (python, the default, or cpp), or the "
+                        "messages' (en, zh)")
     n.add_argument("id")
     n.add_argument("slug")
     n.add_argument("--root", help="where to create it (default: <repo>/problems)")
     n.add_argument("--title")
     add_import_arguments(sub.add_parser("import", parents=[common],
                                         help="import problems in the handbook's format"))
+    pk = sub.add_parser("pack", parents=[common], help="a student's package: starters, public "
+                        "tests, the runner; no reference, no hidden test")
+    pk.add_argument("problem", nargs="+")
+    pk.add_argument("--server", metavar="URL", help="where `judge.py submit` sends files")
+    pk.add_argument("--out", metavar="FILE", help="the zip (default: <top folder>.zip here)")
+    pk.add_argument("--title", help="the package's title (default: the problems)")
     ls = sub.add_parser("list", parents=[common], help="list the problems")
     ls.add_argument("--json", action="store_true")
     d = sub.add_parser("doctor", parents=[common], help="what this machine can run")
@@ -105,17 +123,22 @@ def cmd_check(args, con: Console) -> int:
                    jobs=args.jobs, as_json=args.json, con=con)
     results = []
     for name in names:
+        started = time.time()
         def progress(label, report):
             if report is None and not args.json:
                 print(f"  {label} ...", file=sys.stderr, flush=True)
         target = name if not isinstance(name, str) else _resolve(name, args.problems)
-        res = check_problem(target, device=args.device, on_progress=progress)
+        res = check_problem(target, device=args.device, on_progress=progress,
+                            reference_runs=args.reference_runs)
         results.append(res)
+        if res.problem is not None:  # kept beside the problem: /instructor shows it, and
+            record_check(res.problem, res, started, by="judge check")  # a draft is proved
         if not args.json:
             print_check(con, res)
     if args.json:
         print(json.dumps([{"problem": r.name, "ok": r.ok, "errors": r.errors,
-                           "warnings": r.warnings, "table": r.table()} for r in results],
+                           "warnings": r.warnings, "flaky": r.flaky, "table": r.table()}
+                          for r in results],
                          ensure_ascii=False, indent=1))
     return EXIT_OK if results and all(r.ok for r in results) else EXIT_FAIL
 
@@ -130,10 +153,50 @@ def _resolve(name: str, root):
 def cmd_new(args, con: Console) -> int:
     from judge.authoring.scaffold import new_problem
 
+    if args.lang == "cpp":
+        return _new_cpp(args, con)
     folder = new_problem(args.id, args.slug, args.root or args.problems, title=args.title)
     con.print(f"created {folder}")
     con.print(f"next: write the statement, tests and the reference solution, then "
               f"`judge check {folder}`")
+    con.print("it is a draft (problem.toml: draft = true): the web shows it to platform staff "
+              "only until a `judge check` of it passes or an instructor publishes it")
+    return EXIT_OK
+
+
+def _new_cpp(args, con: Console) -> int:
+    from judge.authoring.scaffold import new_problem
+
+    folder = new_problem(args.id, args.slug, args.root or args.problems, title=args.title,
+                         language="cpp")
+    con.print(con.t("created {folder}", folder=folder))
+    con.print(con.t("a C++ problem with a worked example (a running sum): `judge check {folder}` "
+                    "proves it as it is; then write your own statement, starter, "
+                    "reference/solution.cpp and tests/hidden/test.cpp (its example* cases are "
+                    "the public ones)", folder=folder))
+    con.print(con.t("it is a draft (problem.toml: draft = true): the web shows it to platform "
+                    "staff only until a `judge check` of it passes or an instructor publishes it"))
+    return EXIT_OK
+
+
+def cmd_pack(args, con: Console) -> int:
+    """A student's package of the named problems (judge/handout/build.py): what it holds,
+    what was left out and why."""
+    from pathlib import Path
+
+    from judge.handout.build import Scope, build_package, write_zip
+
+    problems = [load_problem(n, args.problems) for n in args.problem]
+    title = args.title or ", ".join(f"{p.id}. {p.title(con.lang)}" for p in problems)
+    pkg = build_package(problems, Scope("pack", title), args.server)
+    out = Path(args.out or f"{pkg.top}.zip")
+    with open(out, "wb") as f:
+        write_zip(pkg, f)
+    con.print(con.t("{path}: {n} files, problems {ids}", path=out, n=len(pkg.files),
+                    ids=", ".join(p["id"] for p in pkg.manifest["problems"])))
+    for gone in pkg.manifest["left_out"]:
+        con.print(con.c(con.t("not in this package: {name} ({why})", name=gone["name"],
+                              why=gone["why"]), "yellow"))
     return EXIT_OK
 
 
@@ -148,7 +211,7 @@ def cmd_list(args, con: Console) -> int:
         con.print(con.t("no problems found"))
         return EXIT_OK
     con.table(["id", "slug", "title", "difficulty", "runs on"],
-              [[p.id, p.slug, p.title(con.lang), p.difficulty, ", ".join(p.runs_on())]
+              [[p.id, p.slug, p.title(con.lang), con.t(p.difficulty), ", ".join(p.runs_on())]
                for p in problems])
     return EXIT_OK
 
@@ -165,7 +228,7 @@ def cmd_doctor(args, con: Console) -> int:
 
 
 COMMANDS = {"grade": cmd_grade, "check": cmd_check, "new": cmd_new, "list": cmd_list,
-            "doctor": cmd_doctor, "import": main_import}
+            "doctor": cmd_doctor, "import": main_import, "pack": cmd_pack}
 
 
 def main(argv=None, *, front_end_verbs: dict[str, str] | None = None) -> int:
@@ -176,7 +239,7 @@ def main(argv=None, *, front_end_verbs: dict[str, str] | None = None) -> int:
               "console script", file=sys.stderr)
         return EXIT_USAGE
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
-    con = Console(args.lang)
+    con = Console(args.lang if args.lang in (None, "en", "zh") else None)
     try:
         return COMMANDS[args.command](args, con)
     except (ProblemError, ValueError, OSError) as e:

@@ -97,4 +97,12 @@ def doctor_info() -> dict:
             "torch": torch_version(), "device": "cuda" if cuda_available() else "cpu",
             "gpu_name": gpu_name(), "sandbox_mode": probe.mode,
             "layers": dict(probe.items()), "missing": list(probe.missing),
-            "judge_version": JUDGE_VERSION}
+            "judge_version": JUDGE_VERSION, "compilers": _compilers()}
+
+
+def _compilers() -> list[dict]:
+    """The C++ compilers and sanitizers found here (judge/grading/cpp/toolchain.py)."""
+    from judge.grading.cpp import toolchain
+
+    return [{"name": name, "found": found, "for": use} for name, found, use in
+            toolchain.describe()]

@@ -81,6 +81,8 @@ def grade(problem: Problem | str, source: str, *, suite: str = "all", device: st
     problem = load_problem(problem)
     if suite not in ("public", "hidden", "all"):
         raise ValueError(f"suite must be public, hidden or all, not {suite!r}")
+    if problem.language != "python":  # C++ and CUDA C++: built, run, judged in grading/cpp/
+        return _native(problem, source, suite, select, reveal_hidden, _Emitter(on_event), t0)
     device = env.resolve_device(device)
     wanted = set(select) if select is not None else None
     plan = {s: [t for t in problem.tests(s) if wanted is None or t.name in wanted]
@@ -98,6 +100,16 @@ def grade(problem: Problem | str, source: str, *, suite: str = "all", device: st
         report = g.internal_error(f"{type(exc).__name__}: {exc}")
     report.timings["total_s"] = round(time.perf_counter() - t0, 4)
     g.emit({"type": Event.DONE, "verdict": str(report.verdict), "score": report.score})
+    return report
+
+
+def _native(problem, source, suite, select, reveal_hidden, emit, t0) -> Report:
+    from judge.grading.cpp import grade_native
+
+    report = grade_native(problem, source, suite=suite, select=select,
+                          reveal_hidden=reveal_hidden, emit=emit)
+    report.timings["total_s"] = round(time.perf_counter() - t0, 4)
+    emit({"type": Event.DONE, "verdict": str(report.verdict), "score": report.score})
     return report
 
 

@@ -200,6 +200,9 @@ def get_reference(problem: Problem, suites: list[str], device: str, *,
                   ) -> tuple[dict, bool]:
     """({suite: reference data}, whether every suite came from the cache).
     Raises ReferenceFailure when the reference run fails."""
+    if problem.language != "python":  # a C++ test's cases, from its own cache (grading/cpp/)
+        from judge.grading.cpp.reference import reference_entries
+        return reference_entries(problem, suites)
     cache = cache or ReferenceCache()
     have = cache.load(problem, device)
     if all(s in have for s in suites):

@@ -1,5 +1,5 @@
 """What the parent does with a suite run's results pipe while the run goes on, for the plain
-runner (suite_run.py) and the proxied one (proxied.py) alike: the bytes are only kept as they
+runner and the proxied one's trusted side alike (launch.py): the bytes are only kept as they
 arrive (the sandbox's reader thread must not parse hostile input at its pace); at each of the
 watch's samples they are fed to the run's log, each event to the phase clock (which may stop the
 run) and to the live-progress callback.

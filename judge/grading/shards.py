@@ -45,6 +45,7 @@ from judge.judging.child_log import ChildLog
 from judge.judging.clock import GRACE_S, PhaseClock
 from judge.judging.run_record import RunRecord
 from judge.judging.test_id import TestId
+from judge.judging.test_verdict import _no_space
 
 log = logging.getLogger("judge")
 
@@ -111,45 +112,17 @@ def run_hidden(problem, view, *, run: str, suite: str, submission, targets: list
                       targets=targets, limits=limits, device=device, on_events=on_events,
                       stop=stop)
     groups = split(files, ref_tests, n)
-    records: list[RunRecord | None] = [None] * len(groups)
-    live: dict[int, RunRecord] = {}
-    abandon = threading.Event()  # the shards cannot be used: stop them all, run once more
-    lock = threading.Lock()
 
-    def hook(i: int):
-        def seen(events: list[dict], rec: RunRecord) -> None:
-            live[i] = rec
-            if on_events is not None:  # the judge's live hook, one shard at a time
-                with lock:
-                    on_events(events, rec)
-        return seen
+    def shard(i: int, on_shard_events: Callable, abandon: threading.Event) -> RunRecord:
+        return runner(problem, view, run=f"{run}-shard{i}", suite=suite,
+                      submission=submission, targets=groups[i], limits=limits,
+                      device=device, on_events=on_shard_events, stop=abandon,
+                      share=len(groups))
 
-    def one(i: int) -> None:
-        try:
-            records[i] = runner(problem, view, run=f"{run}-shard{i}", suite=suite,
-                                submission=submission, targets=groups[i], limits=limits,
-                                device=device, on_events=hook(i), stop=abandon)
-        finally:
-            r = records[i]
-            if r is None or _abnormal(r):
-                abandon.set()
-
-    # each shard in a copy of this context: warm_pool.forced and the like hold there too
-    threads = [threading.Thread(target=contextvars.copy_context().run, args=(one, i),
-                                name=f"judge-shard{i}", daemon=True)
-               for i in range(len(groups))]
-    for t in threads:
-        t.start()
-    while any(t.is_alive() for t in threads):
-        threads[0].join(0.05)
-        if not abandon.is_set() and _over_budget(limits, list(live.values())):
-            abandon.set()
-    for t in threads:
-        t.join()
-    done = [r for r in records if r is not None]
+    done = _run_shards(len(groups), shard, limits, on_events)
     why = None if len(done) == len(groups) else "a shard did not return"
-    why = why or next((w for w in map(_abnormal, done) if w), None) or _over(problem, limits,
-                                                                           done)
+    why = why or next((w for w in map(_abnormal, done) if w), None) or _foreign(
+        groups, done) or _over(problem, limits, done)
     if why is None:
         merged = merge(suite, done, limits, ref_tests)
         merged.shards = len(done)
@@ -168,6 +141,46 @@ def run_hidden(problem, view, *, run: str, suite: str, submission, targets: list
     return again
 
 
+def _run_shards(n: int, shard: Callable[[int, Callable, threading.Event], RunRecord], limits,
+                on_events: Callable | None) -> list[RunRecord]:
+    """The records of the ``n`` shards that returned, each run on a thread of its own; the
+    first abnormal one, or all of them together over the budget, stops the rest."""
+    records: list[RunRecord | None] = [None] * n
+    live: dict[int, RunRecord] = {}
+    abandon = threading.Event()  # the shards cannot be used: stop them all, run once more
+    lock = threading.Lock()
+
+    def hook(i: int):
+        def seen(events: list[dict], rec: RunRecord) -> None:
+            live[i] = rec
+            if on_events is not None:  # the judge's live hook, one shard at a time
+                with lock:
+                    on_events(events, rec)
+        return seen
+
+    def one(i: int) -> None:
+        try:
+            records[i] = shard(i, hook(i), abandon)
+        finally:
+            r = records[i]
+            if r is None or _abnormal(r):
+                abandon.set()
+
+    # each shard in a copy of this context: warm_pool.forced and the like hold there too
+    threads = [threading.Thread(target=contextvars.copy_context().run, args=(one, i),
+                                name=f"judge-shard{i}", daemon=True)
+               for i in range(n)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        threads[0].join(0.05)
+        if not abandon.is_set() and _over_budget(limits, list(live.values())):
+            abandon.set()
+    for t in threads:
+        t.join()
+    return [r for r in records if r is not None]
+
+
 def _abnormal(r: RunRecord) -> str | None:
     """Why this shard's record could tell the judge something one run would not (None: it
     ended as a run ends that ran each of its tests)."""
@@ -182,6 +195,21 @@ def _abnormal(r: RunRecord) -> str | None:
         return "no end of run"
     if lg.tampered or any(rec.oversized for rec in lg.tests.values()):
         return "a line out of order or too big"
+    if any(_no_space(rec.finished or {}) for rec in lg.tests.values()):
+        # its part of one run's disk (run_suite's share) was full: one run might not be
+        return "a test found its part of the disk full"
+    return None
+
+
+def _foreign(groups: list[list[str]], done: list[RunRecord]) -> str | None:
+    """A shard that collected or ran a test of a file it was not given: its submission changed
+    what its runner runs (the targets are in its own process), and its record of that test
+    would stand beside, or over, the record of the shard that owns it."""
+    for files, r in zip(groups, done):
+        own = set(files)
+        nodes = [*(r.log.collected or []), *r.log.tests, *r.log.order]
+        if any(n.split("::", 1)[0] not in own for n in nodes):
+            return "a shard ran tests of another shard's files"
     return None
 
 

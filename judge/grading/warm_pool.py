@@ -1,9 +1,9 @@
 """Warm zygotes for this process's suite runs: one per problem version, shared by every grading
 thread (embedded workers, a remote worker's slots, `judge check`, `--mutate`).
 
-    spawn = spawner(problem, device)   # in suite_run: None -> the cold path (run_sandboxed)
+    spawn = spawner(problem, device, run_sandboxed)   # launch.py: a zygote's fork, or cold
 
-A zygote (judge/sandbox/forkserver.py, judge/runner/zygote.py) is started on the first run of
+A zygote (judge/sandbox/forkserver.py, judge/runner/forkserver/zygote.py) is started on the first run of
 a problem version and replaced when it dies, after MAX_RUNS forks, and when the problem's
 version changes (its handbook modules may have changed). At most MAX_SERVERS are kept, the
 least recently used closed first. Where none can be made (no bubblewrap, not root, macOS)
@@ -29,7 +29,8 @@ import threading
 from collections import OrderedDict
 
 from judge.config import settings
-from judge.sandbox.forkserver import ForkServer, WarmUnavailable, warm_possible
+from judge.sandbox import scratchfs
+from judge.sandbox.forkserver import ForkServer, WarmSetupFailed, WarmUnavailable, warm_possible
 
 log = logging.getLogger("judge")
 MAX_RUNS = 500
@@ -65,11 +66,6 @@ def use_by_default() -> None:
     _default[0] = True
 
 
-class WarmSetupFailed(RuntimeError):
-    """A fork failed before the command's first byte ran; its pass_fds are closed, as
-    run_sandboxed closes them: the caller runs it cold with new ones (suite_run.py)."""
-
-
 def enabled() -> bool:
     f = _forced.get()
     if f is not None:
@@ -78,11 +74,14 @@ def enabled() -> bool:
     return _default[0] if env is None else env
 
 
-def spawner(problem, device: str):
-    """A ``run_sandboxed``-shaped callable that runs warm and falls back to the cold path,
-    or None where this run is cold anyway."""
+def spawner(problem, device: str, cold):
+    """A ``run_sandboxed``-shaped callable for each process of a run: a fork of the problem's
+    zygote, or ``cold`` (the launcher's run_sandboxed) where this process cannot go warm (no
+    zygote serves this run, or WarmUnavailable: nothing was handed over, so it runs cold in
+    place). A fork that fails after the hand-over raises WarmSetupFailed: the whole attempt is
+    made again cold (launch.attempt), its descriptors being gone."""
     if not enabled() or (device != "cpu" and not (device == "cuda" and settings().warm_cuda)):
-        return None
+        return cold
     server = None
     if warm_possible()[0]:
         try:
@@ -91,17 +90,15 @@ def spawner(problem, device: str):
             log.warning("no warm grader for %s (%s): grading cold", problem.name, exc)
     if server is None:
         _fell_back()
-        return None
+        return cold
 
     def spawn(**kw):
-        from judge.sandbox import run_sandboxed
-
         try:
             res = server.run(**kw)
         except WarmUnavailable as exc:
             _fell_back()
             log.info("%s: cold run (%s)", problem.name, exc)
-            return run_sandboxed(**kw)
+            return cold(**kw)
         if res.setup_error:
             # The fork failed while it was being set up, before the submission's first byte ran
             # (a mount refused, say): the zygote is retired and the caller runs it again cold,
@@ -165,18 +162,38 @@ def server_for(problem, device: str = "cpu") -> ForkServer | None:
 
 
 def _start(problem, device: str = "cpu") -> ForkServer:
-    s = start_server(problem.handbook_paths, problem.module, str(problem.id), device)
+    s = start_server(problem.handbook_paths, problem.module, str(problem.id), device,
+                     **_imported(problem))
     log.info("warm grader for %s: %s", problem.name, s.preloaded)
     return s
 
 
+def _imported(problem) -> dict:
+    """What an imported problem's zygote leaves out, since it forks both processes of each
+    suite run (docs/IMPORTED_GRADING.md): its served modules, which the submission's process
+    must import as the trusted side's stand-ins; and, where the problem has an install step,
+    every handbook module, since each process calls install() before anything imports them
+    (a module preloaded before it would hold the `triton` that install() replaces)."""
+    from judge.grading import proxied
+
+    if not proxied.is_proxied(problem):
+        return {}
+    served = tuple(proxied.served_modules(problem))
+    if problem.config.handbook.install:
+        return {"served": served, "skip": tuple(p.stem for p in problem.handbook_paths)}
+    return {"served": served, "skip": served}
+
+
 def start_server(handbook_paths=(), module: str | None = None, tag: str = "x",
-                 device: str = "cpu") -> ForkServer:
+                 device: str = "cpu", served: tuple[str, ...] = (),
+                 skip: tuple[str, ...] = ()) -> ForkServer:
     """A zygote over a copy of these handbook modules and of the runner (neither is a
-    secret: every run sees both), with what each run would import already imported."""
+    secret: every run sees both), with what each run would import already imported: each
+    module but ``module`` and ``skip``, and none that brings in one of ``served``."""
     from judge.grading.workdir import _IGNORE, RUNNER_SRC
 
     root = tempfile.mkdtemp(prefix=f"judge-warm{tag}-p{os.getpid()}-")
+    _in_memory(root, [*handbook_paths, RUNNER_SRC])
     os.chmod(root, 0o755)
     hb, rn = os.path.join(root, "handbook"), os.path.join(root, "runner")
     os.makedirs(hb)
@@ -194,7 +211,7 @@ def start_server(handbook_paths=(), module: str | None = None, tag: str = "x",
             os.chmod(os.path.join(d, x), 0o755)
         for x in files:
             os.chmod(os.path.join(d, x), 0o644)
-    names = [n for n in names if n != module]
+    names = [n for n in names if n != module and n not in skip]
     env = {"PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
            "PYTHONNOUSERSITE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
            "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "JUDGE_DEVICE": device,
@@ -203,11 +220,31 @@ def start_server(handbook_paths=(), module: str | None = None, tag: str = "x",
            "PYTORCH_NVML_BASED_CUDA_CHECK": "1"}
     try:
         s = ForkServer.start([(hb, f"{WARM_LIB}/handbook"), (rn, f"{WARM_LIB}/runner")],
-                             names, env=env, lib_root=root, device=device)
+                             names, env=env, lib_root=root, device=device, served=served)
     except BaseException:
+        for mnt in scratchfs.mounted_under(root):
+            scratchfs.unmount(mnt)
         shutil.rmtree(root, ignore_errors=True)
         raise
     return s
+
+
+def _in_memory(root: str, sources) -> None:
+    """The zygote's copies on a tmpfs of their own: every fork of it reads them, so a page of
+    them the host had evicted would be a cold page one run can warm and the next can time
+    (the page-cache channel, judge/sandbox/system_image.py). A folder on the host's disk where
+    mounting is not allowed (not root)."""
+    from judge.sandbox import accounts
+
+    if not accounts.is_root():
+        return
+    paths = [os.path.join(d, n) for src in sources for d, _, names in os.walk(src)
+             for n in names] + [str(src) for src in sources if os.path.isfile(src)]
+    size, files = sum(os.path.getsize(p) for p in paths), len(paths) + 64
+    try:
+        scratchfs.mount(root, 2 * size + (8 << 20), 2 * files + 256, 0, 0)
+    except OSError as exc:
+        log.info("the warm grader's copies stay on disk: %s", exc)
 
 
 def prewarm(problems, limit: int | None = None) -> threading.Thread | None:

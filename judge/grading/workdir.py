@@ -135,6 +135,8 @@ def remove_orphans(tmp: str | None = None) -> list[str]:
                 scratchfs.unmount(mnt)
             shutil.rmtree(path)
             removed.append(path)
+        except FileNotFoundError:
+            continue  # another grader on this host removed it first
         except OSError as e:
             log.warning("could not remove the orphaned grading folder %s: %s", path, e)
     if removed:

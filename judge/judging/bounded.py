@@ -23,8 +23,10 @@ import json
 import math
 import re
 
-MAX_LINE_BYTES = 1 << 20
-MAX_DEPTH = 64
+# The runner writes its lines under the same limits it is read by: one source, in the runner
+# (judge/ may import it; the runner, copied into the sandbox, imports nothing of judge).
+from judge.runner.events import MAX_DEPTH, MAX_LINE_BYTES
+
 # The reference runs of every problem here keep under 150 KB and 20,000 values: ample room.
 MAX_RUN_BYTES = 8 << 20
 MAX_RUN_VALUES = 250_000   # an empty dict costs the parent 64 bytes + its slot: ~18 MB at most

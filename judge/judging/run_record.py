@@ -2,9 +2,12 @@
 the run ended (the sandbox's flags), with the CPU time per phase the parent measured (`clock`).
 
 Three places make one, and every reader takes its fields as they are:
-- the sandbox's suite run (judge/grading/suite_run.py) fills it in as the run goes and once it
-  has ended; while it runs (the live stream of verdicts) it already is the record, with
-  `ended` False, the flags not yet set and `wall_s` the time so far;
+- the launcher (judge/grading/launch.py, `attempt`: every sandboxed run of a suite, native or
+  imported, a warm fork or cold; judge/grading/suite_run.py asks it) fills it in as the run goes
+  and once it has ended; while it runs (the live stream of verdicts) it already is the record,
+  with `ended` False, the flags not yet set and `wall_s` the time so far;
+- the hidden suite's shards (judge/grading/shards.py, `merge`): the shards' records, each made by
+  the launcher, merged into one that reads as an unsharded run's, where they allow it;
 - the page (judge/browser/page_run.py), where nothing is timed out, killed or limited by the
   judge: only `log`, `spawn_t` and `wall_s`, and no clock.
 

@@ -183,24 +183,7 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
         res.verdict = Verdict.SKIP
         return res
     node = TestId.parse(name).node
-    if ctx.run.log.is_tampered(node):
-        res.verdict = Verdict.WA
-        res.failure = Failure(K.TAMPERED, hidden=ctx.hidden, message=(
-            "lines about this test reached the judge out of order, so they did not all come "
-            "from its test runner (did the code under test write them?)"))
-        return res
-    if rec is None or rec.started_t is None:
-        if victim:
-            v, kind, msg = death(ctx.run)
-            res.verdict, res.failure = v, Failure(kind, message=msg, hidden=ctx.hidden)
-        else:
-            res.verdict = Verdict.NR
-            stop = ctx.clock.stopped if ctx.clock else None
-            res.failure = Failure(K.NOT_RUN, hidden=ctx.hidden, message=(
-                "not run: the suite had used up its CPU time budget" if stop is not None
-                and stop.kind == "budget" else "not run: the grading had used up its "
-                "wall-clock time" if stop is not None and stop.kind == "cap" else
-                "not run: the process had ended"))
+    if _unran(res, node, rec, ctx, victim):
         return res
     fin = rec.finished
     res.observations = len(rec.observations)
@@ -208,20 +191,8 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
     res.time_s = shown_cpu_s(fin.get("cpu_s") if fin else None, measured)
     if res.time_s is None:  # no CPU measurement on this host: the wall clock, within the run's
         res.time_s = _elapsed(rec, ctx.run)
-    if rec.oversized:
-        res.verdict = Verdict.OLE
-        res.failure = Failure(K.OUTPUT, hidden=ctx.hidden, message=ctx.text(rec.oversized))
-        return res
     passed = fin is not None and fin["outcome"] == "passed"
-    div = compare(ref["observations"], rec.observations, partial=not passed)
-    if div is not None:
-        res.verdict = Verdict.WA
-        label = div.label if div.reason != "extra" or not ctx.hidden else "(an extra observation)"
-        res.failure = Failure(K.OBSERVATION, label=label, hidden=ctx.hidden, index=div.index,
-                              expected=None if ctx.hidden else shown(div.expected),
-                              got=None if ctx.hidden else ctx.value(div.got),
-                              path=None if ctx.hidden else div.path,
-                              message=ctx.text(div.describe()))
+    if _observed_wrong(res, ref, rec, ctx, passed):
         return res
     if fin is None:
         v, kind, msg = death(ctx.run)
@@ -236,26 +207,77 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
             f"the test used {measured.cpu_s:.1f}s of CPU time as the judge measured it; its "
             f"limit is {ctx.clock.limits.for_test(node):.1f}s (and {GRACE_S:.1f}s of grace)"))
         return res
-    if passed:
-        return res
+    if not passed:
+        _failed(res, fin, limit, ctx)
+    return res
+
+
+def _unran(res: TestResult, node: str, rec, ctx: Context, victim: bool) -> bool:
+    """True where the test has no run of its own to judge (``res`` then says why): its lines
+    were forged, or it never started (the process it was in died, or time ran out first)."""
+    if ctx.run.log.is_tampered(node):
+        res.verdict = Verdict.WA
+        res.failure = Failure(K.TAMPERED, hidden=ctx.hidden, message=(
+            "lines about this test reached the judge out of order, so they did not all come "
+            "from its test runner (did the code under test write them?)"))
+        return True
+    if rec is not None and rec.started_t is not None:
+        return False
+    if victim:
+        v, kind, msg = death(ctx.run)
+        res.verdict, res.failure = v, Failure(kind, message=msg, hidden=ctx.hidden)
+    else:
+        res.verdict = Verdict.NR
+        stop = ctx.clock.stopped if ctx.clock else None
+        res.failure = Failure(K.NOT_RUN, hidden=ctx.hidden, message=(
+            "not run: the suite had used up its CPU time budget" if stop is not None
+            and stop.kind == "budget" else "not run: the grading had used up its "
+            "wall-clock time" if stop is not None and stop.kind == "cap" else
+            "not run: the process had ended"))
+    return True
+
+
+def _observed_wrong(res: TestResult, ref: dict, rec, ctx: Context, passed: bool) -> bool:
+    """True where what the test showed is wrong (``res`` says how): too much of it, or
+    observations that part from the reference's."""
+    if rec.oversized:
+        res.verdict = Verdict.OLE
+        res.failure = Failure(K.OUTPUT, hidden=ctx.hidden, message=ctx.text(rec.oversized))
+        return True
+    div = compare(ref["observations"], rec.observations, partial=not passed)
+    if div is None:
+        return False
+    res.verdict = Verdict.WA
+    label = div.label if div.reason != "extra" or not ctx.hidden else "(an extra observation)"
+    res.failure = Failure(K.OBSERVATION, label=label, hidden=ctx.hidden, index=div.index,
+                          expected=None if ctx.hidden else shown(div.expected),
+                          got=None if ctx.hidden else ctx.value(div.got),
+                          path=None if ctx.hidden else div.path,
+                          message=ctx.text(div.describe()))
+    return True
+
+
+def _failed(res: TestResult, fin: dict, limit: float | None, ctx: Context) -> None:
+    """The verdict of a test that finished and did not pass, from how its runner says it
+    ended."""
     outcome, kind = fin["outcome"], fin.get("kind")
     if outcome == "skipped":
         res.verdict = Verdict.WA
         res.failure = Failure(K.SKIPPED, message="the test was skipped; the reference ran it",
                               hidden=ctx.hidden)
-        return res
+        return
     if outcome == "timeout" or kind == "timeout":
         res.verdict = Verdict.TLE
         res.failure = Failure(K.TIMEOUT, hidden=ctx.hidden, message=(
             f"the test used more CPU time than its limit ({limit:.1f}s)" if limit else
             "the test used more CPU time than its limit"))
-        return res
+        return
     if ctx.run.disk_exceeded and _no_space(fin):
         # the parent saw the run's scratch filesystem full; the test that hit it is named by
         # the error it raised (the child's word picks the test, not the verdict)
         v, fkind, msg = death(ctx.run)
         res.verdict, res.failure = v, Failure(fkind, message=msg, hidden=ctx.hidden)
-        return res
+        return
     if outcome == "memory" or kind == "memory":
         res.verdict, fkind = Verdict.MLE, K.MEMORY
     elif kind == "student":
@@ -268,7 +290,6 @@ def _judge(name: str, suite: str, weight: float, ref: dict, rec, ctx: Context,
                           line=ctx.line(fin.get("line")), where=ctx.text(fin.get("where")),
                           message=ctx.text(fin.get("message")),
                           traceback=ctx.text(fin.get("traceback")))
-    return res
 
 
 def _no_space(fin: dict) -> bool:

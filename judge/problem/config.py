@@ -32,7 +32,7 @@ class Title(_Strict):
 
 
 class SubmissionConfig(_Strict):
-    module: str
+    module: str   # the student's file is <module>.py (Python), <module>.cpp, <module>.cu
 
     @field_validator("module")
     @classmethod
@@ -97,6 +97,14 @@ class LimitsConfig(_Strict):
     min_test_s: float = Field(5.0, gt=0)
 
 
+class NativeConfig(_Strict):
+    """A C++ or CUDA C++ problem (`language = "cpp"` / `"cuda"`): its test is
+    tests/hidden/test.cpp (.cu), compiled with the student's file (judge/grading/cpp/)."""
+    # the handbook's `sanitize:`: ASan + UBSan by default, TSan for `thread`
+    sanitize: Literal["address,undefined", "thread", "none"] = "address,undefined"
+    std: Literal["c++17", "c++20", "c++23"] = "c++20"
+
+
 class CheckConfig(_Strict):
     # `judge check --mutate` fails below this share of killed mutants; 0: it only reports
     mutation_min: float = Field(0.0, ge=0.0, le=1.0)
@@ -110,6 +118,8 @@ class ProblemConfig(_Strict):
     tags: list[str] = []
     requires: list[Literal["torch", "cuda"]] = []
     browser: bool = False
+    language: Literal["python", "cpp", "cuda"] = "python"
+    native: NativeConfig = NativeConfig()
     title: Title
     submission: SubmissionConfig
     handbook: HandbookConfig = HandbookConfig()
@@ -118,6 +128,9 @@ class ProblemConfig(_Strict):
     weights: dict[str, float] = {}
     check: CheckConfig = CheckConfig()
     source: SourceConfig | None = None
+    # `judge new` writes true: the web shows the problem to platform staff only until a
+    # `judge check` of it passes or an instructor publishes it (web.http.drafts)
+    draft: bool = False
 
     @field_validator("weights")
     @classmethod

@@ -22,14 +22,20 @@ from pathlib import Path
 
 from judge.judging import python_ast
 from judge.problem.config import LANGS, LimitsConfig, ProblemConfig, ProblemError, parse_hints
+from judge.problem.cpp_lexer import case_names
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SUITES = ("public", "hidden")
-_SKIP_NAMES = {"__pycache__", ".pytest_cache", ".DS_Store"}
+# .judge-check.json: the last `judge check` (judge.authoring.proof), a record, not the problem
+_SKIP_NAMES = {"__pycache__", ".pytest_cache", ".DS_Store", ".judge-check.json"}
 # Prose only: editing it changes no verdict, so it leaves the version (and the reference cache).
 _PROSE = ("statement.", "explanation.", "hints.", "labels.")
 # What the page's runner may be given from the public suite.
 _PAGE_SUFFIXES = (".py", ".json", ".txt")
+# The student's file, by the problem's language; a C++ problem's one test file (hidden: it
+# holds every case's code, examples and all; its example* cases are the public tests).
+SUFFIXES = {"python": ".py", "cpp": ".cpp", "cuda": ".cu"}
+NATIVE_TEST = {"cpp": "test.cpp", "cuda": "test.cu"}
 
 
 # ---- tests --------------------------------------------------------------------------------
@@ -48,6 +54,8 @@ class TestInfo:
 
     @property
     def example(self) -> bool:
+        if self.file in NATIVE_TEST.values():  # a C++ test's public cases are its examples
+            return self.suite == "public"
         return self.function.rsplit("::", 1)[-1].startswith("test_example")
 
     @property
@@ -131,6 +139,26 @@ class Problem:
     @property
     def module(self) -> str:
         return self.config.submission.module
+
+    @property
+    def language(self) -> str:
+        """"python", "cpp" or "cuda": how a submission is built and run."""
+        return self.config.language
+
+    @property
+    def suffix(self) -> str:
+        return SUFFIXES[self.config.language]
+
+    @property
+    def submission_file(self) -> str:
+        """The student's file name: `tiered.py`, `user.cpp`."""
+        return f"{self.module}{self.suffix}"
+
+    @property
+    def native_test_path(self) -> Path | None:
+        """A C++/CUDA problem's test file (never served to students); None for Python."""
+        name = NATIVE_TEST.get(self.config.language)
+        return self.suite_dir("hidden") / name if name else None
 
     @property
     def limits(self) -> LimitsConfig:
@@ -228,14 +256,14 @@ class Problem:
 
     @property
     def starter_path(self) -> Path:
-        return self.path / "starter" / f"{self.module}.py"
+        return self.path / "starter" / self.submission_file
 
     @property
     def starter_source(self) -> str:
         """The starter file, else the first file of starter/ (a page needs something), else ""."""
         if self.starter_path.is_file():
             return self.starter_path.read_text(encoding="utf-8")
-        files = sorted((self.path / "starter").glob("*.py"))
+        files = sorted((self.path / "starter").glob(f"*{self.suffix}"))
         return files[0].read_text(encoding="utf-8") if files else ""
 
     @property
@@ -280,16 +308,21 @@ class Problem:
         return self.path / "tests" / suite
 
     def test_files(self, suite: str) -> list[Path]:
+        if self.native_test_path is not None:
+            return [self.native_test_path] if suite == "hidden" and \
+                self.native_test_path.is_file() else []
         d = self.suite_dir(suite)
         return sorted(d.glob("test_*.py")) if d.is_dir() else []
 
     def submissions(self, kind: str) -> list[Path]:
         d = self.path / "submissions" / kind
-        return sorted(d.glob("*.py")) if d.is_dir() else []
+        return sorted(d.glob(f"*{self.suffix}")) if d.is_dir() else []
 
     # tests
     @cached_property
     def _tests(self) -> dict[str, list[TestInfo]]:
+        if self.native_test_path is not None:
+            return self._native_tests()
         out: dict[str, list[TestInfo]] = {}
         for suite in SUITES:
             out[suite] = []
@@ -299,6 +332,30 @@ class Problem:
                     out[suite].append(TestInfo(name, suite, f.name, func, line, param,
                                                float(self.config.weights.get(name, 1))))
         return out
+
+    def _native_tests(self) -> dict[str, list[TestInfo]]:
+        """A C++ test's cases, by the names its main() passes (cpp_lexer.case_names): the
+        example* ones are public (the first case where none is named so), the rest hidden.
+        Named `public/test.cpp::<case>`: the file itself stays in tests/hidden."""
+        path = self.native_test_path
+        out: dict[str, list[TestInfo]] = {"public": [], "hidden": []}
+        if path is None:
+            return out
+        found = case_names(path.read_text(encoding="utf-8")) if path.is_file() else []
+        public = {n for n, _ in found if n.startswith("example")} or \
+            {n for n, _ in found[:1]}
+        for case, line in found:
+            suite = "public" if case in public else "hidden"
+            name = f"{suite}/{path.name}::{case}"
+            out[suite].append(TestInfo(name, suite, path.name, case, line, False,
+                                       float(self.config.weights.get(name, 1))))
+        return out
+
+    def native_suite_of(self, case: str) -> str:
+        """Which suite a case the reference's run reported is in (its name alone says)."""
+        names = {t.function for t in self._tests["public"]}
+        return "public" if case in names or (not names and case.startswith("example")) \
+            else "hidden"
 
     def tests(self, suite: str = "all") -> list[TestInfo]:
         if suite == "all":

@@ -30,6 +30,7 @@ import time
 from . import install_step, plugin
 from .errors import describe_import_error
 from .events import EventWriter, now
+from .own_threads import runner_thread
 
 EXIT_COMPILE_ERROR = 3
 EXIT_TIMEOUT = 124
@@ -70,7 +71,7 @@ def import_submission(args, writer: EventWriter) -> int:
                 writer.emit("import_timeout", wait=0.5, t=now(), limit_s=args.import_limit)
                 os._exit(EXIT_TIMEOUT)
 
-    threading.Thread(target=watchdog, daemon=True).start()
+    runner_thread(threading.Thread(target=watchdog, daemon=True)).start()
     t0 = time.perf_counter()
     try:
         signal.setitimer(signal.ITIMER_PROF, args.import_limit)
@@ -93,16 +94,35 @@ def import_submission(args, writer: EventWriter) -> int:
 
 def connect_submission(args, writer: EventWriter) -> int:
     """The submission runs in its own sandbox; its module here is a proxy (trusted.py)."""
-    from . import shared_tmp, trusted
+    from .proxy import served, shared_tmp, trusted
+    from .proxy.capabilities import HANDBOOK_DIR_ENV, Guard
 
     shared_tmp.share()  # the submission's process writes in the test's temporary folders
     t0 = time.perf_counter()
-    error = trusted.guard(lambda: trusted.connect(args.proxy, args.module, plugin.event_loop()))
+    suite = os.path.abspath(args.suite_dir)
+    # the tests' own modules: what the capability guard lets cross as the tests' objects
+    guard = Guard(roots=(suite, os.environ.get(HANDBOOK_DIR_ENV, "")),
+                  modules=(*served.served_names(), "checker", *install_step.names_from_env()))
+    calibrate = _uses_time_limit(suite)
+    error = trusted.guard(lambda: trusted.connect(args.proxy, args.module, plugin.event_loop(),
+                                                  guard, calibrate))
     if error is not None:
         writer.emit("compile_error", t=now(), **error)
         return EXIT_COMPILE_ERROR
     writer.emit("imported", t=now(), import_s=round(time.perf_counter() - t0, 6), cpu_s=0.0)
     return 0
+
+
+def _uses_time_limit(suite: str) -> bool:
+    """Whether a test file of the suite names time_limit (its calibration is then made before
+    the student's module is imported)."""
+    for root, _, files in os.walk(suite):
+        for name in files:
+            if name.endswith(".py"):
+                with open(os.path.join(root, name), "rb") as f:
+                    if b"time_limit" in f.read():
+                        return True
+    return False
 
 
 def pytest_args(args) -> list[str]:

@@ -30,8 +30,9 @@ import threading
 import time
 
 MAX_LABEL = 200
+# A line and its nesting as the parent reads them (judge/judging/bounded.py imports these)
 MAX_DEPTH = 64
-MAX_LINE_BYTES = 1 << 20  # judge/judging/bounded.py's limit; the runner cannot import judge
+MAX_LINE_BYTES = 1 << 20
 
 
 class ObservationError(TypeError):

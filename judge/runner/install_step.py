@@ -5,7 +5,7 @@ process that imports either calls `run()` first: the trusted test process and th
 runner (judge_runner.__main__), the submission's process (serve.py), the page's runner
 (judge/browser/page_run.py, `prefer_real=False`).
 
-The names come in ENV (set by the grader, judge/grading/suite_run.child_env): a module's
+The names come in ENV (set by the grader, judge/grading/child_env.py): a module's
 `install(prefer_real=...)` is called. Nothing here decides a verdict: a module that fails to
 install fails the run as any import would.
 """

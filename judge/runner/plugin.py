@@ -31,6 +31,7 @@ except ImportError:  # Pyodide
 
 from .errors import JudgeTimeout, describe
 from .events import EventWriter, check_label, now, to_json_data
+from .own_threads import runner_thread
 
 GRACE_S = 1.0  # CPU seconds after the soft timeout before the watchdog ends the process
 
@@ -50,7 +51,7 @@ class Session:
     observer: Observer | None = None  # the running test's, shared by `observe` and `record`
     timers: bool = False  # per-test CPU timers armed (start_watchdog)
     run_mode: bool = False  # the handbook's "run": test_example* only, else the first test
-    proxied: bool = False  # the submission is in another process (judge_runner.trusted)
+    proxied: bool = False  # the submission is in another process (judge_runner.proxy.trusted)
     loop: asyncio.AbstractEventLoop | None = None  # every async test runs on this one loop
     collect_errors: int = 0  # test files that did not collect (collect_error events written)
     count = 0
@@ -114,16 +115,36 @@ def device():
 # ---- timers -------------------------------------------------------------------------------
 
 def cpu_now() -> float:
-    """CPU seconds of this process (every thread) and of the children it has waited for."""
+    """CPU seconds of this process (every thread) and of the children it has waited for; in a
+    proxied run less what serving the submission's requests cost (proxy/serving.py): that is not
+    the submission's code's, and the grader does not charge it either."""
+    served = _served_cpu() if S.proxied else 0.0
     if resource is None:
-        return time.process_time()
+        return time.process_time() - served
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return time.process_time() + children.ru_utime + children.ru_stime
+    return time.process_time() + children.ru_utime + children.ru_stime - served
+
+
+def _served_cpu() -> float:
+    from .proxy import trusted
+    return trusted.served_cpu()
+
+
+def _serving_idle() -> None:
+    from .proxy import trusted
+    trusted.serving_idle()
 
 
 def _on_timer(signum, frame):
-    raise JudgeTimeout("the test used more CPU time than its limit "
-                       f"({limit_for(S.current or '')}s)")
+    limit = limit_for(S.current or "")
+    if S.proxied and S.current is not None:
+        # ITIMER_PROF counts all of this process's CPU, serving included: armed again for
+        # what is left of the limit in the CPU the test is charged
+        left = limit - (cpu_now() - S.cpu_at_start)
+        if left > 0.001:
+            signal.setitimer(signal.ITIMER_PROF, left)
+            return
+    raise JudgeTimeout(f"the test used more CPU time than its limit ({limit}s)")
 
 
 def _watchdog() -> None:
@@ -142,7 +163,7 @@ def _watchdog() -> None:
 def start_watchdog() -> None:
     signal.signal(signal.SIGPROF, _on_timer)
     S.timers = True
-    threading.Thread(target=_watchdog, name="judge-watchdog", daemon=True).start()
+    runner_thread(threading.Thread(target=_watchdog, name="judge-watchdog", daemon=True)).start()
 
 
 def arm(limit: float) -> None:
@@ -239,6 +260,8 @@ _STATE = pytest.StashKey[dict]()
 def pytest_runtest_protocol(item, nextitem):
     name = test_name(item)
     limit = limit_for(name)
+    if S.proxied:
+        _serving_idle()  # (a JudgeTimeout raised while serving the last test's request)
     S.current, S.started_at, S.cpu_at_start = name, now(), cpu_now()
     S.writer.emit("test_started", test=name, t=S.started_at, limit_s=limit)
     arm(limit)

@@ -29,6 +29,8 @@ import subprocess
 import sys
 from typing import Iterable, Sequence
 
+from judge.sandbox import system_image
+
 SYSTEM_DIRS = ("/usr",)
 SYSTEM_LINKS = ("/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 ETC_FILES = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime",
@@ -161,35 +163,45 @@ def _under(path: str, root: str) -> bool:
     return path == root or path.startswith(root.rstrip("/") + "/")
 
 
+def host_files(argv0: str | None, passwd: tuple[str, str] | None) -> list[tuple[str, ...]]:
+    """The mounts of the host's files a run sees: the system, the Python install, /etc, the
+    generated passwd and /proc masks. Where system_image can make its in-memory image of
+    them, that image (a page a run reads there is never cold: no timing says what an earlier
+    run read); elsewhere the host's own folders."""
+    generated = dict(proc_masks())
+    if passwd:
+        generated.update({"/etc/passwd": passwd[0], "/etc/group": passwd[1]})
+    image = system_image.current(generated)
+    mounts: list[tuple[str, ...]] = list(image.mounts()) if image else []
+    for d in SYSTEM_LINKS:
+        if os.path.islink(d):
+            mounts.append(("--symlink", os.readlink(d), d))
+        elif os.path.isdir(d) and not image:
+            mounts.append(("--ro-bind", d, d))
+    if not image:
+        mounts += [("--ro-bind", d, d) for d in SYSTEM_DIRS]
+        mounts += [("--ro-bind-try", f, f) for f in ETC_FILES if os.path.lexists(f)]
+    for root in python_roots(argv0):
+        if not (image and image.holds(root)):  # another interpreter's venv: the host's
+            mounts.append(("--ro-bind", root, root))
+    for inside, host in generated.items():
+        if not (image and image.holds(inside)):
+            mounts.append(("--ro-bind", host, inside))
+    return mounts
+
+
 def build(bwrap: str, argv: Sequence[str], *, scratch: str,
           ro_binds: Iterable[tuple[str, str]], env: dict[str, str], tmp_bytes: int,
           passwd: tuple[str, str] | None, device: str = "cpu",
           feats: dict[str, bool] | None = None, seccomp_fd: int | None = None,
           rw_binds: Iterable[tuple[str, str]] = ()) -> list[str]:
     feats = feats or {}
-    mounts: list[tuple[str, ...]] = []  # (option, *args, dest) - sorted by dest depth below
-
-    for d in SYSTEM_DIRS:
-        mounts.append(("--ro-bind", d, d))
-    for d in SYSTEM_LINKS:
-        if os.path.islink(d):
-            mounts.append(("--symlink", os.readlink(d), d))
-        elif os.path.isdir(d):
-            mounts.append(("--ro-bind", d, d))
-    for f in ETC_FILES:
-        if os.path.lexists(f):
-            mounts.append(("--ro-bind-try", f, f))
-    if passwd:
-        mounts.append(("--ro-bind", passwd[0], "/etc/passwd"))
-        mounts.append(("--ro-bind", passwd[1], "/etc/group"))
+    # (option, *args, dest) - sorted by dest depth below
+    mounts = host_files(argv[0] if argv else None, passwd)
     mounts.append(("--ro-bind-try", "/sys/devices/system/cpu", "/sys/devices/system/cpu"))
-    for root in python_roots(argv[0] if argv else None):
-        mounts.append(("--ro-bind", root, root))
 
     size = ("--size", str(tmp_bytes)) if feats.get("size") else ()
     mounts.append(("--proc", "/proc"))
-    for inside, host in proc_masks().items():
-        mounts.append(("--ro-bind", host, inside))
     for inside in sys_masks():
         mounts.append(("--tmpfs", inside))
     mounts.append(("--dev", "/dev"))

@@ -15,13 +15,24 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 
-from judge.sandbox import accounts, bwrap, cgroups, grants, pid1, scratchfs, seccomp, unshare
+from judge.sandbox import (
+    accounts,
+    bwrap,
+    cgroups,
+    grants,
+    pid1,
+    scratchfs,
+    seccomp,
+    system_image,
+    unshare,
+)
 from judge.sandbox.paths import check_reachable
 
 # Layers whose absence weakens isolation; these are listed in ``missing``.
 SECURITY_LAYERS = ("python_runs", "rlimits", "uid_drop", "private_fs", "netns", "pidns",
                    "cgroup", "cgroup_cpu", "run_fs", "private_views", "caps_dropped",
-                   "no_new_privs", "scrubbed_env", "seccomp", "proc_view", "cache_probes")
+                   "no_new_privs", "scrubbed_env", "seccomp", "proc_view", "cache_probes",
+                   "resident_view")
 
 
 @dataclass
@@ -87,7 +98,24 @@ def _probe() -> Probe:
     D: dict[str, str] = {}
     linux = sys.platform.startswith("linux")
     root = accounts.is_root()
+    _always_layers(L, D, linux)
+    h = _cgroup_layers(L, D, linux, root)
+    _run_fs_layer(L, D, linux, root)
+    _private_views_layer(L, D, root)
+    with accounts.acquire() as acct, tempfile.TemporaryDirectory(prefix="judge-probe-") as tmp:
+        os.chmod(tmp, 0o755)
+        if acct.dropped:
+            os.chown(tmp, acct.uid, acct.gid)
+        trial = _Trial(acct, tmp)
+        mode, bw_path, feats = _bwrap_layers(L, D, linux, trial)
+        mode, tools = _unshare_layer(L, D, linux, trial, mode)
+        _python_runs_layer(L, D, trial, mode)
+    _mode_dependent_layers(L, D, mode, root, feats)
+    L["resident_view"], D["resident_view"] = _resident(mode)
+    return Probe(L, D, mode, h, bw_path, feats, tools)
 
+
+def _always_layers(L: dict, D: dict, linux: bool) -> None:
     L["rlimits"] = True
     D["rlimits"] = ("CPU seconds, file size, open files and no core dumps are capped with "
                     "rlimits" + (", set by the parent with prlimit before the child runs"
@@ -96,6 +124,8 @@ def _probe() -> Probe:
     D["scrubbed_env"] = "the child gets only the environment the caller passes plus PATH, " \
                         "HOME, LANG, OMP_NUM_THREADS=1 and MALLOC_ARENA_MAX=2"
 
+
+def _cgroup_layers(L: dict, D: dict, linux: bool, root: bool) -> cgroups.Hierarchy | None:
     h, why = cgroups.detect() if linux and root else (None, (
         "not Linux: no control groups" if not linux else
         "not root: no cgroup of our own to create per-run groups in"))
@@ -116,7 +146,10 @@ def _probe() -> Probe:
                        "than the host's own work: forked spinners cannot starve the host"
                        if L["cgroup_cpu"] else "no cpu controller for the run's cgroup: a run "
                        "may keep every core busy while it is within its CPU time limits")
+    return h
 
+
+def _run_fs_layer(L: dict, D: dict, linux: bool, root: bool) -> None:
     if linux and root:
         L["run_fs"], D["run_fs"] = scratchfs.probe()
     else:
@@ -125,6 +158,8 @@ def _probe() -> Probe:
                        "folder (file size capped by RLIMIT_FSIZE only)" if linux else
                        "not Linux: the scratch dir is a host folder")
 
+
+def _private_views_layer(L: dict, D: dict, root: bool) -> None:
     try:
         L["private_views"] = grants.private(tempfile.gettempdir())
     except OSError:
@@ -137,79 +172,99 @@ def _probe() -> Probe:
         "stay world-readable, so without a private filesystem view one run can read another's "
         "code and hidden tests")
 
-    mode, bw_path, feats, tools = "none", None, {}, None
-    with accounts.acquire() as acct, tempfile.TemporaryDirectory(prefix="judge-probe-") as tmp:
-        os.chmod(tmp, 0o755)
-        if acct.dropped:
-            os.chown(tmp, acct.uid, acct.gid)
+
+class _Trial:
+    """The probe's sandbox account and folder, and how a trial command drops to that account
+    (a uid-switching prefix where there is one, else subprocess's own user/group)."""
+
+    def __init__(self, acct: accounts.Account, tmp: str):
+        self.acct, self.tmp = acct, tmp
         drop = accounts.drop_prefix(acct, harden=False)
-        user = {}
+        self.user: dict = {}
         if drop is None:
-            drop, user = [], dict(user=acct.uid, group=acct.gid, extra_groups=[])
-        py = [sys.executable, "-S", "-c", "pass"]
+            drop, self.user = [], dict(user=acct.uid, group=acct.gid, extra_groups=[])
+        self.drop: list[str] = drop
+        self.py = [sys.executable, "-S", "-c", "pass"]
 
-        bw_path = bwrap.find() if linux else None
-        if bw_path:
-            feats = bwrap.features(bw_path)
 
-            def try_bwrap(with_seccomp: bool) -> tuple[bool, str]:
-                fd = seccomp.program_fd() if with_seccomp else None
-                try:
-                    cmd = bwrap.build(bw_path, pid1.wrap(py), scratch=tmp, ro_binds=[],
-                                      tmp_bytes=1 << 20,
-                                      env={"PATH": "/usr/bin"}, device="cpu", feats=feats,
-                                      passwd=accounts.passwd_files() if acct.dropped else None,
-                                      seccomp_fd=fd)
-                    return _try(drop + cmd, env={"PATH": "/usr/bin:/bin"}, cwd="/",
-                                pass_fds=(fd,) if fd is not None else (), **user)
-                finally:
-                    if fd is not None:
-                        os.close(fd)
+def _bwrap_layers(L: dict, D: dict, linux: bool,
+                  t: _Trial) -> tuple[str, str | None, dict[str, bool]]:
+    """bwrap (and, where the kernel has it, seccomp through it): (mode, bwrap's path, its
+    features)."""
+    bw_path = bwrap.find() if linux else None
+    if not bw_path:
+        L["bwrap"] = False
+        D["bwrap"] = ("bubblewrap is not installed (apt-get install bubblewrap)" if linux
+                      else "bubblewrap exists only on Linux")
+        return "none", None, {}
+    feats = bwrap.features(bw_path)
+    ok = False
+    if seccomp.supported():
+        ok, msg = _try_bwrap(bw_path, feats, t, with_seccomp=True)
+        L["seccomp"] = ok
+        D["seccomp"] = ("a seccomp filter refuses syscalls a submission never needs "
+                        "(ptrace, mount, bpf, perf_event_open, io_uring, keyrings...)"
+                        if ok else f"bwrap could not load the seccomp filter: {msg}")
+    if not ok:
+        ok, msg = _try_bwrap(bw_path, feats, t, with_seccomp=False)
+    L["bwrap"] = ok
+    D["bwrap"] = (f"{bw_path} works: private read-only filesystem view, new "
+                  "namespaces, all capabilities dropped" if ok else
+                  f"{bw_path} is installed but fails here: {msg}")
+    return ("bwrap" if ok else "none"), bw_path, feats
 
-            ok = False
-            if seccomp.supported():
-                ok, msg = try_bwrap(True)
-                L["seccomp"] = ok
-                D["seccomp"] = ("a seccomp filter refuses syscalls a submission never needs "
-                                "(ptrace, mount, bpf, perf_event_open, io_uring, keyrings...)"
-                                if ok else f"bwrap could not load the seccomp filter: {msg}")
-            if not ok:
-                ok, msg = try_bwrap(False)
-            L["bwrap"] = ok
-            D["bwrap"] = (f"{bw_path} works: private read-only filesystem view, new "
-                          "namespaces, all capabilities dropped" if ok else
-                          f"{bw_path} is installed but fails here: {msg}")
-            if ok:
-                mode = "bwrap"
-        else:
-            L["bwrap"] = False
-            D["bwrap"] = ("bubblewrap is not installed (apt-get install bubblewrap)" if linux
-                          else "bubblewrap exists only on Linux")
 
-        tools = unshare.find() if linux else None
-        if tools:
-            cmd = unshare.build(tools, pid1.wrap(py),
-                                drop=accounts.drop_prefix(acct, harden=True) or [])
-            ok, msg = _try(cmd, env={"PATH": "/usr/bin:/bin"}, cwd=tmp)
-            L["unshare"] = ok
-            D["unshare"] = ("util-linux unshare + setpriv work (the fallback when bwrap "
-                            "does not)" if ok else f"unshare fails here: {msg}")
-            if ok and mode == "none":
-                mode = "unshare"
-        else:
-            L["unshare"] = False
-            D["unshare"] = "util-linux unshare/setpriv not found" if linux else "Linux only"
+def _try_bwrap(bw_path: str, feats: dict[str, bool], t: _Trial,
+               with_seccomp: bool) -> tuple[bool, str]:
+    fd = seccomp.program_fd() if with_seccomp else None
+    try:
+        cmd = bwrap.build(bw_path, pid1.wrap(t.py), scratch=t.tmp, ro_binds=[],
+                          tmp_bytes=1 << 20,
+                          env={"PATH": "/usr/bin"}, device="cpu", feats=feats,
+                          passwd=accounts.passwd_files() if t.acct.dropped else None,
+                          seccomp_fd=fd)
+        return _try(t.drop + cmd, env={"PATH": "/usr/bin:/bin"}, cwd="/",
+                    pass_fds=(fd,) if fd is not None else (), **t.user)
+    finally:
+        if fd is not None:
+            os.close(fd)
 
-        problem = None
-        if acct.dropped:
-            problem = check_reachable(bwrap.python_roots() + [sys.executable], acct.uid,
-                                      acct.gid)
-            if not problem and mode == "none":
-                ok, msg = _try(drop + py, cwd=tmp, env={}, **user)
-                problem = None if ok else f"{sys.executable} fails as uid {acct.uid}: {msg}"
-        L["python_runs"] = not problem
-        D["python_runs"] = problem or f"{sys.executable} runs as the sandbox's uid"
 
+def _unshare_layer(L: dict, D: dict, linux: bool, t: _Trial,
+                   mode: str) -> tuple[str, tuple[str, str] | None]:
+    """util-linux's unshare + setpriv, the fallback wrapper: (mode, the tools' paths)."""
+    tools = unshare.find() if linux else None
+    if tools:
+        cmd = unshare.build(tools, pid1.wrap(t.py),
+                            drop=accounts.drop_prefix(t.acct, harden=True) or [])
+        ok, msg = _try(cmd, env={"PATH": "/usr/bin:/bin"}, cwd=t.tmp)
+        L["unshare"] = ok
+        D["unshare"] = ("util-linux unshare + setpriv work (the fallback when bwrap "
+                        "does not)" if ok else f"unshare fails here: {msg}")
+        if ok and mode == "none":
+            mode = "unshare"
+    else:
+        L["unshare"] = False
+        D["unshare"] = "util-linux unshare/setpriv not found" if linux else "Linux only"
+    return mode, tools
+
+
+def _python_runs_layer(L: dict, D: dict, t: _Trial, mode: str) -> None:
+    problem = None
+    if t.acct.dropped:
+        problem = check_reachable(bwrap.python_roots() + [sys.executable], t.acct.uid,
+                                  t.acct.gid)
+        if not problem and mode == "none":
+            ok, msg = _try(t.drop + t.py, cwd=t.tmp, env={}, **t.user)
+            problem = None if ok else f"{sys.executable} fails as uid {t.acct.uid}: {msg}"
+    L["python_runs"] = not problem
+    D["python_runs"] = problem or f"{sys.executable} runs as the sandbox's uid"
+
+
+def _mode_dependent_layers(L: dict, D: dict, mode: str, root: bool,
+                           feats: dict[str, bool]) -> None:
+    """The layers that follow from the chosen wrapper and from being root: the uid drop, the
+    namespaces, seccomp (only through bwrap) and what seccomp hides."""
     L["uid_drop"] = root
     D["uid_drop"] = (f"the child runs as a dedicated uid {accounts.BASE_UID}+slot "
                      "(RLIMIT_NPROC counts per uid; leftovers are killed by uid)" if root else
@@ -230,7 +285,20 @@ def _probe() -> Probe:
         if L["cache_probes"] else "without the seccomp filter a run can ask which pages of "
         "a shared file are cached (preadv2 RWF_NOWAIT, mincore) and leave a pattern for the "
         "next run")
-    return Probe(L, D, mode, h, bw_path, feats, tools)
+
+
+def _resident(mode: str) -> tuple[bool, str]:
+    """Whether a run's view of the host's files is system_image's copy in memory (the probe's
+    bwrap run above made it, or found it made)."""
+    image = system_image.in_use()
+    if mode == "bwrap" and image:
+        return True, (f"a run sees an in-memory copy ({image.bytes >> 20} MiB, never swapped) "
+                      "of the host files grading needs, not the host's /usr and Python install: "
+                      "no page it can read is ever cold, so timing a read tells it nothing "
+                      "an earlier run did")
+    why = system_image.why_not() if mode == "bwrap" else "no private filesystem view"
+    return False, (f"{why}: a run reads the host's own files, and timing a read of a page "
+                   "shows whether an earlier run read it (the page cache)")
 
 
 def mode_layers(mode: str, root: bool, feats: dict[str, bool]) -> dict[str, bool | str]:

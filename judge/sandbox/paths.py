@@ -58,3 +58,8 @@ def check_reachable(paths: Iterable[str], uid: int, gid: int) -> str | None:
         if not _allows(st, uid, gid, need, path):
             return f"uid {uid} cannot read {path}: make it world-readable (chmod o+r)"
     return None
+
+
+def under(path: str, root: str) -> bool:
+    """``path`` is ``root`` or inside it (both as given: resolve links first)."""
+    return path == root or path.startswith(root.rstrip("/") + "/")

@@ -22,21 +22,31 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
-import signal
 import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from judge.sandbox import accounts, bwrap, cgroups, grants, pid1, scratchfs, seccomp, unshare
+from judge.sandbox import (
+    accounts,
+    bwrap,
+    cgroups,
+    grants,
+    pid1,
+    scratchfs,
+    seccomp,
+    system_image,
+    unshare,
+)
 from judge.sandbox import limits as limits_mod
 from judge.sandbox.layers import SECURITY_LAYERS, Probe, mode_layers, probe_layers
 from judge.sandbox.limits import Limits
 from judge.sandbox.paths import check_reachable, normalize_binds
+from judge.sandbox.procs import FIRST_PASSED_FD, cleanup, close, disk_guard, kill, pipe, stop_tree
 from judge.sandbox.result import SandboxResult, classify
 from judge.sandbox.usage import TreeMeter
-from judge.sandbox.watch import drain, watch
+from judge.sandbox.watch import Watch, drain, watch
 
 GATE = 'IFS= read -r go || exit 125; [ "$go" = go ] || exit 125; unset PWD OLDPWD; ' \
        'exec "$@" </dev/null'
@@ -47,7 +57,6 @@ BASE_ENV = {"PATH": "/usr/local/bin:/usr/bin:/bin", "LANG": "C.UTF-8",
 # and the shell. Plus a little slack.
 WRAPPER_PROCS = {"bwrap": 2 + 2, "unshare": 2 + 2, "none": 0 + 2}
 DEFAULT_SCRATCH_FILES = 10_000
-FIRST_PASSED_FD = 10
 
 
 class SandboxError(RuntimeError):
@@ -68,6 +77,7 @@ class _Job:
     readers: dict
     warnings: list[str] = field(default_factory=list)
     rw_binds: list[tuple[str, str]] = field(default_factory=list)
+    allow: frozenset[str] = frozenset()   # seccomp.ALLOWABLE names this run may use
 
 
 def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str] = (),
@@ -75,7 +85,8 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
                   limits: Limits | None = None, device: str = "cpu", *,
                   isolation: str = "auto", monitor=None, pass_fds: Sequence[int] = (),
                   readers: dict | None = None,
-                  rw_binds: Iterable[tuple[str, str] | str] = ()) -> SandboxResult:
+                  rw_binds: Iterable[tuple[str, str] | str] = (),
+                  allow_syscalls: Iterable[str] = ()) -> SandboxResult:
     """Run ``argv`` with ``scratch`` as cwd and only writable place; see the module doc.
 
     ``ro_binds``: (host_path, inside_path) pairs or plain paths (same path inside). Without
@@ -95,15 +106,17 @@ def run_sandboxed(argv: Sequence[str], ro_binds: Iterable[tuple[str, str] | str]
     ``rw_binds``: writable folders besides the scratch dir, as ``ro_binds`` (same path inside
     without bwrap): a folder two sandboxes of one grading share (grading/proxied.py). The
     caller owns it: its size cap, its modes, its removal.
+    ``allow_syscalls``: names of ``seccomp.ALLOWABLE`` the run's filter lets through (a C++
+    run with LeakSanitizer needs ptrace); the rest of the filter is the same.
     """
     owned = list(pass_fds)
     try:
         return _checked(argv, ro_binds, scratch, env, limits, device, isolation=isolation,
                         monitor=monitor, owned=owned, readers=dict(readers or {}),
-                        rw_binds=rw_binds)
+                        rw_binds=rw_binds, allow=frozenset(allow_syscalls))
     finally:
         for fd in owned:
-            _close(fd)
+            close(fd)
 
 
 def child_pipe() -> tuple[int, int]:
@@ -119,7 +132,7 @@ def child_pipe() -> tuple[int, int]:
 
 
 def _checked(argv, ro_binds, scratch, env, limits, device, *, isolation, monitor, owned,
-             readers, rw_binds=()) -> SandboxResult:
+             readers, rw_binds=(), allow=frozenset()) -> SandboxResult:
     limits = limits or Limits()
     if any(fd < FIRST_PASSED_FD for fd in owned):
         raise ValueError(f"pass_fds must be >= {FIRST_PASSED_FD} (see child_pipe)")
@@ -144,7 +157,7 @@ def _checked(argv, ro_binds, scratch, env, limits, device, *, isolation, monitor
                      for h, i in binds + writable if h != i]
     job = _Job(list(argv), scratch, binds,
                _environment(env, scratch, private_tmp=mode == "bwrap"), limits, device,
-               monitor, owned, readers, warnings, writable)
+               monitor, owned, readers, warnings, writable, allow)
 
     needed = [scratch] + [h for h, _ in binds + writable] + bwrap.python_roots(argv[0])
     if os.path.isabs(argv[0]):
@@ -196,8 +209,54 @@ def _environment(env: dict[str, str] | None, scratch: str, private_tmp: bool) ->
 
 
 def _run(job: _Job, probe: Probe, mode: str, acct, fs: bool) -> SandboxResult:
-    limits, device, scratch, warnings = job.limits, job.device, job.scratch, job.warnings
-    monitor, owned, readers = job.monitor, job.owned, job.readers
+    limits, owned = job.limits, job.owned
+    layers, group, rl = _layers_and_limits(job, probe, mode, acct, fs)
+    monitor = job.monitor
+    if fs:  # a full scratch filesystem stops the run, as too much output does
+        monitor = disk_guard(job.scratch, monitor)
+    fds: list[int] = []
+    proc = None
+    try:
+        cmd, popen_env, cwd, user, pass_fds = _command(job, probe, mode, acct, layers, fds)
+        pass_fds = (*pass_fds, *owned)
+        rl_in_child = not limits_mod.can_prlimit() or bool(user)
+        # a pre-exec hook only where prlimit or setpriv are missing (macOS: no threads there)
+        preexec = (lambda: limits_mod.apply_to_self(rl)) if rl_in_child else None
+        gate_r, gate_w = pipe(fds)
+        out_r, out_w = pipe(fds)
+        err_r, err_w = pipe(fds)
+        proc = subprocess.Popen(["/bin/sh", "-c", GATE, "judge-gate", *cmd],
+                                stdin=gate_r, stdout=out_w, stderr=err_w, cwd=cwd,
+                                env=popen_env, preexec_fn=preexec, pass_fds=pass_fds, **user,
+                                **_session())
+        for fd in (gate_r, out_w, err_w, *pass_fds):  # the child's copies are enough
+            close(fd, fds)
+            close(fd, owned)
+        if group:
+            group.add(proc.pid)
+        if not rl_in_child:
+            limits_mod.apply_to_pid(proc.pid, rl)
+        os.write(gate_w, b"go\n")
+        close(gate_w, fds)
+        w, status, wall = _watch_run(proc, out_r, err_r, limits, group, monitor, job.readers)
+    except BaseException as e:
+        if proc is not None and proc.returncode is None:
+            kill(proc.pid)
+            os.waitpid(proc.pid, 0)
+            proc.returncode = -9
+        cleanup(group, acct, None)
+        if isinstance(e, OSError):
+            raise SandboxError(f"could not run the sandbox: {e}") from e
+        raise
+    finally:
+        for fd in list(fds):  # the output pipes are closed only after the kill: no EPIPE
+            close(fd, fds)
+    return _result(job, mode, acct, fs, layers, group, proc.pid, w, status, wall)
+
+
+def _layers_and_limits(job: _Job, probe: Probe, mode: str, acct, fs: bool):
+    """(the layers this run is under, its cgroup or None, its rlimits)."""
+    limits, device, warnings = job.limits, job.device, job.warnings
     layers = dict(probe.layers)
     hardened = acct.dropped and accounts.drop_prefix(acct, harden=True) is not None
     layers.update(mode_layers(mode, hardened, probe.bwrap_features), mode=mode,
@@ -213,66 +272,41 @@ def _run(job: _Job, probe: Probe, mode: str, acct, fs: bool) -> SandboxResult:
                                 cuda=device == "cuda")
     layers["rlimit_nproc"] = nproc is not None
     layers["run_fs"] = fs
-    if fs:  # a full scratch filesystem stops the run, as too much output does
-        monitor = _disk_guard(scratch, monitor)
     layers["seccomp"] = bool(mode == "bwrap" and layers.get("seccomp"))
     layers["cache_probes"] = layers["seccomp"]  # the same filter refuses them
+    # bwrap.build binds system_image's copy where one is made (a measurement may turn it off)
+    layers["resident_view"] = mode == "bwrap" and system_image.in_use() is not None
+    return layers, group, rl
 
-    fds: list[int] = []
-    proc = None
-    try:
-        cmd, popen_env, cwd, user, pass_fds = _command(job, probe, mode, acct, layers, fds)
-        pass_fds = (*pass_fds, *owned)
-        rl_in_child = not limits_mod.can_prlimit() or bool(user)
-        # a pre-exec hook only where prlimit or setpriv are missing (macOS: no threads there)
-        preexec = (lambda: limits_mod.apply_to_self(rl)) if rl_in_child else None
-        gate_r, gate_w = _pipe(fds)
-        out_r, out_w = _pipe(fds)
-        err_r, err_w = _pipe(fds)
-        proc = subprocess.Popen(["/bin/sh", "-c", GATE, "judge-gate", *cmd],
-                                stdin=gate_r, stdout=out_w, stderr=err_w, cwd=cwd,
-                                env=popen_env, preexec_fn=preexec, pass_fds=pass_fds, **user,
-                                **_session())
-        for fd in (gate_r, out_w, err_w, *pass_fds):  # the child's copies are enough
-            _close(fd, fds)
-            _close(fd, owned)
-        if group:
-            group.add(proc.pid)
-        if not rl_in_child:
-            limits_mod.apply_to_pid(proc.pid, rl)
-        os.write(gate_w, b"go\n")
-        _close(gate_w, fds)
-        start = time.monotonic()
-        meter = TreeMeter(proc.pid, group, start)
-        w = watch(proc.pid, out_r, err_r, deadline=start + limits.wall_s,
-                  cap=limits.output_bytes, cpu_limit_s=limits.cpu_s, meter=meter,
-                  monitor=monitor, readers=readers)
-        if w.status is None:  # still running: stopped by a limit
-            w.usage = meter.sample()
-            _kill(proc.pid)
-            _, w.status, w.rusage = os.wait4(proc.pid, 0)
-        drain(readers, w)
-        proc.returncode = 0  # reaped by us: keep Popen from ever waiting on a recycled pid
-        wall = time.monotonic() - start
-    except BaseException as e:
-        if proc is not None and proc.returncode is None:
-            _kill(proc.pid)
-            os.waitpid(proc.pid, 0)
-            proc.returncode = -9
-        _cleanup(group, acct, None)
-        if isinstance(e, OSError):
-            raise SandboxError(f"could not run the sandbox: {e}") from e
-        raise
-    finally:
-        for fd in list(fds):  # the output pipes are closed only after the kill: no EPIPE
-            _close(fd, fds)
 
-    disk_full = fs and scratchfs.full(scratch)
+def _watch_run(proc: subprocess.Popen, out_r: int, err_r: int, limits: Limits, group, monitor,
+               readers: dict) -> tuple[Watch, int, float]:
+    """The run watched from its "go" to its end, reaped by us: (what watch saw, the wait
+    status, wall time)."""
+    start = time.monotonic()
+    meter = TreeMeter(proc.pid, group, start)
+    w = watch(proc.pid, out_r, err_r, deadline=start + limits.wall_s,
+              cap=limits.output_bytes, cpu_limit_s=limits.cpu_s, meter=meter,
+              monitor=monitor, readers=readers)
+    if w.status is None:  # still running: stopped by a limit
+        w.usage = meter.sample()
+        stop_tree(proc.pid, group)
+        _, w.status, w.rusage = os.wait4(proc.pid, 0)
+    drain(readers, w)
+    proc.returncode = 0  # reaped by us: keep Popen from ever waiting on a recycled pid
+    return w, w.status, time.monotonic() - start
+
+
+def _result(job: _Job, mode: str, acct, fs: bool, layers: dict, group, pid: int, w: Watch,
+            status: int, wall: float) -> SandboxResult:
+    """What the run ended as, once what was left of it is killed."""
+    warnings = job.warnings
+    disk_full = fs and scratchfs.full(job.scratch)
     tree_cpu = group.cpu_s() if group else None
     throttled = group.throttled_s() if group else None
     oom, hit_limit, peak = group.memory_stats() if group and layers["cgroup_memory"] else \
         (0, 0, None)
-    if _cleanup(group, acct, proc.pid if mode == "none" else None):
+    if cleanup(group, acct, pid if mode == "none" else None):
         warnings.append("some processes of the run could not be killed")
     res = SandboxResult(None, None, bytes(w.stdout), bytes(w.stderr), wall, tree_cpu,
                         mode=mode, uid=acct.uid if acct.dropped else None,
@@ -285,19 +319,11 @@ def _run(job: _Job, probe: Probe, mode: str, acct, fs: bool) -> SandboxResult:
         seen = [w.rusage.ru_utime + w.rusage.ru_stime] if w.rusage is not None else []
         seen += [w.usage.cpu_s] if w.usage and w.usage.cpu_s is not None else []
         res.cpu_s = max(seen, default=None)
-    classify(res, w.status, w.stop, mode, limits, bool(oom), bool(hit_limit))
+    classify(res, status, w.stop, mode, job.limits, bool(oom), bool(hit_limit))
     res.disk_exceeded = res.disk_exceeded or bool(disk_full)
     res.layers = layers
     res.missing_layers = [k for k in SECURITY_LAYERS if not layers.get(k)]
     return res
-
-
-def _disk_guard(scratch: str, monitor):
-    def guard(u):
-        if scratchfs.full(scratch):
-            return "disk"
-        return monitor(u) if monitor else None
-    return guard
 
 
 def _command(job: _Job, probe: Probe, mode: str, acct, layers: dict, fds: list[int]):
@@ -310,7 +336,7 @@ def _command(job: _Job, probe: Probe, mode: str, acct, layers: dict, fds: list[i
         assert probe.bwrap_path is not None  # the probe picks bwrap only where bwrap ran
         filter_fd = None
         if layers["seccomp"]:
-            filter_fd = seccomp.program_fd()
+            filter_fd = seccomp.program_fd(job.allow)
             fds.append(filter_fd)
         cmd = (drop or []) + bwrap.build(
             probe.bwrap_path, pid1.wrap(argv), scratch=scratch, ro_binds=binds, env=env,
@@ -328,10 +354,6 @@ def _command(job: _Job, probe: Probe, mode: str, acct, layers: dict, fds: list[i
     return (drop or []) + list(argv), env, scratch, user, ()
 
 
-def _pipe(fds: list[int]) -> tuple[int, int]:
-    r, w = os.pipe()
-    fds += [r, w]
-    return r, w
 
 
 def _session() -> dict:
@@ -357,31 +379,3 @@ def _nproc(acct, n: int) -> int | None:
     if not sys.platform.startswith("linux"):
         return None
     return n + len(accounts.pids_of_uid(acct.uid)) + 8  # our uid is shared: allow what exists
-
-
-def _kill(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-
-
-def _close(fd: int, fds: list[int] | None = None) -> None:
-    if fds is not None:
-        if fd not in fds:
-            return
-        fds.remove(fd)
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
-def _cleanup(group, acct, pgid: int | None) -> bool:
-    """Kill everything left of the run; True if something survived."""
-    left = False
-    if pgid is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pgid, signal.SIGKILL)
-    if group:
-        left |= not group.kill()
-        group.remove()
-    if acct.dropped:
-        left |= not accounts.kill_uid(acct.uid)
-    return left

@@ -7,9 +7,9 @@ memory stays bounded by the cap); the tree's CPU time past the limit; the caller
 asking for a stop. The caller then kills whatever is left.
 
 The monitor is how a caller enforces limits of its own on parts of a run (the judge's per-test
-CPU limits): it is called every POLL_S with the tree's usage and returns None, or why to stop
-(a StopReason: cpu, wall, disk, or asked when the caller wants the run over for a reason of its
-own). It runs on this thread, so it must be quick.
+CPU limits): it is called every POLL_S (or its own `poll_s`, where it has one) with the tree's
+usage and returns None, or why to stop (a StopReason: cpu, wall, disk, or asked when the caller
+wants the run over for a reason of its own). It runs on this thread, so it must be quick.
 """
 
 from __future__ import annotations
@@ -53,6 +53,23 @@ def _reap(pid: int, w: Watch) -> bool:
     return False
 
 
+@dataclass
+class _Loop:
+    """What the loop knows between its turns."""
+    pid: int
+    bufs: dict[int, bytearray]                        # stdout, stderr: kept up to the cap
+    readers: dict[int, Callable[[bytes], object]]
+    cap: int
+    open_pipes: set[int]
+    total: int = 0                                    # bytes read from stdout and stderr
+    exited: bool = False
+    exited_at: float = 0.0
+
+    def reaped(self, w: Watch) -> None:
+        if not self.exited and _reap(self.pid, w):
+            self.exited, self.exited_at = True, time.monotonic()
+
+
 def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
           cpu_limit_s: float | None = None, meter: TreeMeter | None = None,
           monitor: Callable[[Usage], str | None] | None = None,
@@ -64,24 +81,11 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
     sel = selectors.DefaultSelector()
     bufs = {out_fd: w.stdout, err_fd: w.stderr}
     readers = readers or {}
-    for fd in bufs:
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ, "pipe")
-    for fd in readers:
-        os.set_blocking(fd, False)
-        sel.register(fd, selectors.EVENT_READ, "reader")
-    pidfd = None
-    if hasattr(os, "pidfd_open"):
-        try:
-            pidfd = os.pidfd_open(pid)
-            sel.register(pidfd, selectors.EVENT_READ, "exit")
-        except OSError:
-            pidfd = None
-    open_pipes = set(bufs) | set(readers)
-    total = 0
-    exited = False
-    exited_at = 0.0
-    poll_s = POLL_S if monitor else CPU_POLL_S
+    pidfd = _register(sel, pid, bufs, readers)
+    loop = _Loop(pid, bufs, readers, cap, set(bufs) | set(readers))
+    # a monitor that answers questions about the run's CPU as they come asks to be called more
+    # often (grading/proxied.py: the trusted side waits for a sample taken after its question)
+    poll_s = getattr(monitor, "poll_s", POLL_S) if monitor else CPU_POLL_S
     next_cpu = time.monotonic() + poll_s
     poll_cpu = meter is not None and (cpu_limit_s is not None or monitor is not None)
 
@@ -94,59 +98,95 @@ def watch(pid: int, out_fd: int, err_fd: int, *, deadline: float, cap: int,
             timeout = deadline - now
             if poll_cpu or pidfd is None:
                 timeout = min(timeout, max(0.0, next_cpu - now) if poll_cpu else 0.02)
-            if exited:
-                timeout = min(timeout, max(0.0, exited_at + EXIT_GRACE_S - now))
-            for key, _ in sel.select(timeout):
-                if key.data == "exit":
-                    sel.unregister(key.fd)
-                    if not exited and _reap(pid, w):
-                        exited, exited_at = True, time.monotonic()
-                    continue
-                fd = key.fd
-                if key.data == "reader":
-                    if not _read_into(fd, readers[fd], w):
-                        sel.unregister(fd)
-                        open_pipes.discard(fd)
-                    if w.stop:
-                        break
-                    continue
-                try:
-                    chunk = os.read(fd, min(CHUNK, cap - total + 1))
-                except BlockingIOError:
-                    continue
-                if not chunk:
-                    sel.unregister(fd)
-                    open_pipes.discard(fd)
-                    continue
-                room = cap - total
-                bufs[fd] += chunk[:max(0, room)]
-                total += len(chunk)
-                if total > cap:
-                    w.stop = "output"
-                    break
+            if loop.exited:
+                timeout = min(timeout, max(0.0, loop.exited_at + EXIT_GRACE_S - now))
+            _read_ready(sel, sel.select(timeout), loop, w)
             if w.stop:
                 break
-            if pidfd is None and not exited and _reap(pid, w):
-                exited, exited_at = True, time.monotonic()
-            if exited and (not open_pipes or time.monotonic() >= exited_at + EXIT_GRACE_S):
+            if pidfd is None:
+                loop.reaped(w)
+            if loop.exited and (not loop.open_pipes or
+                                time.monotonic() >= loop.exited_at + EXIT_GRACE_S):
                 break
-            if poll_cpu and meter is not None and not exited and time.monotonic() >= next_cpu:
+            if poll_cpu and meter is not None and not loop.exited and \
+                    time.monotonic() >= next_cpu:
                 next_cpu = time.monotonic() + poll_s
-                w.usage = meter.sample()
-                used = w.usage.cpu_s
-                if cpu_limit_s is not None and used is not None and used > cpu_limit_s + 0.5:
-                    w.stop = "cpu"
-                    break
-                why = monitor(w.usage) if monitor else None
-                if why:
-                    w.stop = why if why in (StopReason.CPU, StopReason.DISK,
-                                            StopReason.ASKED) else StopReason.WALL
+                if _sample(meter, w, cpu_limit_s, monitor):
                     break
     finally:
         sel.close()
         if pidfd is not None:
             os.close(pidfd)
     return w
+
+
+def _register(sel: selectors.BaseSelector, pid: int, bufs: dict[int, bytearray],
+              readers: dict) -> int | None:
+    """The pipes on the selector, and a pidfd that wakes it when the child exits (None where
+    there is none: the loop then polls with wait4)."""
+    for fd in bufs:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ, "pipe")
+    for fd in readers:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ, "reader")
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(pid)
+            sel.register(pidfd, selectors.EVENT_READ, "exit")
+            return pidfd
+        except OSError:
+            return None
+    return None
+
+
+def _read_ready(sel: selectors.BaseSelector, ready, loop: _Loop, w: Watch) -> None:
+    """What the selector found ready: the child's exit, a reader's chunk, or output kept up to
+    the cap; it returns at the first reason to stop (``w.stop``)."""
+    for key, _ in ready:
+        if key.data == "exit":
+            sel.unregister(key.fd)
+            loop.reaped(w)
+            continue
+        fd = key.fd
+        if key.data == "reader":
+            if not _read_into(fd, loop.readers[fd], w):
+                sel.unregister(fd)
+                loop.open_pipes.discard(fd)
+            if w.stop:
+                return
+            continue
+        try:
+            chunk = os.read(fd, min(CHUNK, loop.cap - loop.total + 1))
+        except BlockingIOError:
+            continue
+        if not chunk:
+            sel.unregister(fd)
+            loop.open_pipes.discard(fd)
+            continue
+        room = loop.cap - loop.total
+        loop.bufs[fd] += chunk[:max(0, room)]
+        loop.total += len(chunk)
+        if loop.total > loop.cap:
+            w.stop = "output"
+            return
+
+
+def _sample(meter: TreeMeter, w: Watch, cpu_limit_s: float | None,
+            monitor: Callable[[Usage], str | None] | None) -> bool:
+    """One sample of the tree's usage, against the CPU limit and the caller's monitor: True
+    when the run is to stop (``w.stop`` says why)."""
+    w.usage = meter.sample()
+    used = w.usage.cpu_s
+    if cpu_limit_s is not None and used is not None and used > cpu_limit_s + 0.5:
+        w.stop = "cpu"
+        return True
+    why = monitor(w.usage) if monitor else None
+    if why:
+        w.stop = why if why in (StopReason.CPU, StopReason.DISK,
+                                StopReason.ASKED) else StopReason.WALL
+        return True
+    return False
 
 
 def _read_into(fd: int, callback, w: Watch) -> bool:

@@ -47,9 +47,12 @@ def _cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory) -> Path:
-    """Every fixture imported once into <tmp>/problems (read-only for the tests using it)."""
+    """Every fixture imported once into <tmp>/problems (read-only for the tests using it).
+    Unchecked: the judge check tests below prove its two problems, and test_judge_check.py
+    proves an import's default check (a checked import here graded each problem twice)."""
     root = tmp_path_factory.mktemp("bank")
-    assert judge_main(["import", str(HANDBOOK), "--problems", str(root / "problems")]) == 1
+    assert judge_main(["import", str(HANDBOOK), "--problems", str(root / "problems"),
+                       "--no-check"]) == 1
     return root / "problems"
 
 
@@ -174,7 +177,8 @@ def test_import_refuses_what_it_cannot_run_and_imports_the_rest(tmp_path, capsys
     wrong = p.path / "submissions" / "wrong_answer" / "last_window.py"
     wrong.parent.mkdir(parents=True)
     wrong.write_text("# expect: WA\n" + WRONG)
-    assert judge_main(["import", str(RUNNING_MAX), "--problems", str(problems)]) == 0
+    assert judge_main(["import", str(RUNNING_MAX), "--problems", str(problems),
+                       "--no-check"]) == 0
     assert "updated   basics/running-max" in capsys.readouterr().out
     assert sorted(p.name for p in problems.iterdir()) == ["900-running-max", "901-row-softmax"]
     assert wrong.is_file()
@@ -194,7 +198,8 @@ def test_import_with_a_number_and_a_native_slug(tmp_path, capsys):
     assert judge_main(["import", str(RUNNING_MAX), "--problems", str(problems)]) == 1
     assert "not imported from the handbook; it is left as it is" in capsys.readouterr().out
     softmax = HANDBOOK / "kernels" / "row-softmax"
-    assert judge_main(["import", str(softmax), "--problems", str(problems), "--number", "42"]) == 0
+    assert judge_main(["import", str(softmax), "--problems", str(problems), "--number", "42",
+                       "--no-check"]) == 0
     assert load_problem("42", problems).slug == "row-softmax"
     assert (problems / "042-row-softmax").is_dir()
 
@@ -221,6 +226,8 @@ def test_judge_check_proves_the_plain_problem(bank):
     assert res.ok, (res.errors, [(s.label, s.problems) for s in res.submissions])
     rows = {r["submission"]: r["verdict"] for r in res.table()}
     assert rows["reference"] == "AC" and rows["starter"] not in ("AC", "CE", "IE")
+    # besides its grading, the reference ran 3 times, every test passing in each: not flaky
+    assert res.table()[0]["runs"] == ["passed"] * 3 and res.flaky == {}
 
 
 @pytest.mark.slow

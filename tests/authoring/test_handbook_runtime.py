@@ -14,7 +14,15 @@ import pytest
 
 from judge import check_problem, load_problem
 from judge.authoring.import_runtime import find_runtime
-from judge.authoring.importer import CHECKER, LICENCE, import_problems
+from judge.authoring.importer import (
+    CHECKER,
+    LICENCE,
+    NUMPY_LIMITS,
+    SERVED_LIMITS,
+    TORCH_LIMITS,
+    import_problems,
+    suite_limits,
+)
 from judge.cli.main import main as judge_main
 
 CLONE = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_clone" / "practice"
@@ -45,6 +53,8 @@ def test_import_brings_the_runtime_module_and_proves_the_problem(tmp_path):
     (item,) = res.imported
     p = load_problem(item.folder)
     assert p.config.handbook.modules == ["checker", "fakesim"]
+    # a served simulator: each access a request, so the run's net is the served one
+    assert (p.limits.wall_s, p.limits.cpu_s) == SERVED_LIMITS[:2] == (300, 300)
     ref = tmp_path / "reference"
     assert (ref / "fakesim.py").read_bytes() == (RUNTIME / "fakesim.py").read_bytes()
     # ours, not the clone's checker.py (which raises on import)
@@ -67,6 +77,14 @@ def test_import_brings_the_runtime_module_and_proves_the_problem(tmp_path):
     # the same bytes and provenance: nothing rewritten, no note
     again = import_problems([SQUARES], bank, source_url="https://example.org/practice/problems")
     assert not again.refused and not any("fakesim" in n for n in again.notes), again.notes
+
+
+def test_suite_limits_take_the_larger_net():
+    assert suite_limits(False, served=[]) == NUMPY_LIMITS
+    assert suite_limits(True, served=[]) == TORCH_LIMITS
+    assert suite_limits(False, served=["gpusim"]) == SERVED_LIMITS
+    both = suite_limits(True, served=["gpusim"])
+    assert both == tuple(max(a, b) for a, b in zip(TORCH_LIMITS, SERVED_LIMITS))
 
 
 def test_runtime_option_outside_a_clone_layout(tmp_path, capsys):

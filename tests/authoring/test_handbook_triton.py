@@ -66,6 +66,8 @@ def test_import_records_the_install_step_and_proves_the_problem(imported):
     p = load_problem(item.folder)
     assert p.config.handbook.modules == ["checker", "tritonkit"]
     assert p.config.handbook.install == ["tritonkit"]
+    # an install module runs in each process, no request per access: the numpy net
+    assert (p.limits.wall_s, p.limits.cpu_s) == (60, 60)
     assert p.browser is False  # triton and numpy: Run goes to the server
     ref = item.folder.parents[1] / "reference"
     assert (ref / "tritonkit.py").read_bytes() == (RUNTIME / "tritonkit.py").read_bytes()

@@ -1,15 +1,23 @@
-"""`judge check` proves a problem sound; `judge new` makes a folder it accepts once filled in."""
+"""`judge check` proves a problem sound; `judge new` makes a folder it accepts once filled in;
+an imported problem whose reference passes by chance is reported flaky, not proved."""
 
+import io
 import shutil
 from pathlib import Path
 
 import pytest
 
-from judge.authoring.check import check_problem, parse_header
+from judge.authoring.check import SubmissionCheck, check_problem, parse_header
+from judge.authoring.importer import import_problems
 from judge.authoring.scaffold import REFERENCE_EXAMPLE, new_problem
-from judge.problem import ProblemError
+from judge.cli.console import Console, print_check
+from judge.cli.main import main as judge_main
+from judge.problem import ProblemError, load_problem
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+# first-max: its solution is wrong on ties and its 10 hidden tests draw a pair of 0/1 values from
+# an unseeded `random`: each passes one run in two, so 3 runs agree on all 10 with p = 4^-10
+FLAKY_BOOK = FIXTURES / "handbook_flaky" / "book"
 
 
 @pytest.fixture(autouse=True)
@@ -32,6 +40,8 @@ def test_fixture_problem_passes_check():
                          "wrong_answer/no_refresh_on_put.py", "wrong_answer/crash_on_full.py"}
     assert rows["reference"]["verdict"] == "AC" and rows["starter"]["verdict"] != "AC"
     assert rows["wrong_answer/crash_on_full.py"]["verdict"] == "RE"
+    # a native reference is graded once: its observations are the cached truth
+    assert rows["reference"]["runs"] == [] and res.flaky == {}
     assert set(rows["reference"]["tests"]) == set(res.tests) and len(res.tests) == 6
 
 
@@ -105,3 +115,66 @@ def test_new_problem_scaffold_passes_check_once_filled_in(tmp_path):
         new_problem("7", "other", root)
     with pytest.raises(ProblemError):
         new_problem("8", "Bad Slug", root)
+
+
+# ---- a reference that passes by chance (an imported problem's) ----------------------------
+
+@pytest.fixture(scope="module")
+def first_max(tmp_path_factory):
+    res = import_problems([FLAKY_BOOK], tmp_path_factory.mktemp("flaky") / "problems")
+    assert not res.refused, res.refused
+    return load_problem(str(res.imported[0].folder))
+
+
+def test_flaky_is_the_tests_whose_outcome_differs_across_runs():
+    c = SubmissionCheck("reference", Path("solution.py"), "AC")
+    same = {"public/a.py::t": "passed", "hidden/b.py::u": "failed"}
+    c.runs = [dict(same), dict(same), dict(same)]
+    assert c.flaky == {}  # wrong every time is not flaky: it is wrong
+    c.runs[1] = {"public/a.py::t": "passed", "hidden/b.py::u": "passed"}
+    c.runs[2] = {"public/a.py::t": "passed"}
+    assert c.flaky == {"hidden/b.py::u": ["failed", "passed", "not run"]}
+    c.runs = c.runs[:1]
+    assert c.flaky == {}  # one run has nothing to differ from
+
+
+def test_a_flaky_reference_is_reported_flaky_not_proved(first_max):
+    res = check_problem(first_max, device="cpu")
+    assert not res.ok
+    ref = res.submissions[0]
+    assert [s.label for s in res.submissions] == ["reference"]  # the rest would be luck too
+    assert len(ref.runs) == 3 and set(ref.runs[0]) == set(res.tests)
+    assert res.flaky and set(res.flaky) <= {t for t in res.tests if "random_pair" in t}
+    assert all(len(set(o)) == 2 and set(o) == {"passed", "failed"} for o in res.flaky.values())
+    assert ref.problems == [p for p in ref.problems if p.startswith("flaky: ")] and ref.problems
+    assert "public/test_examples.py::test_example" not in res.flaky  # no tie: always passes
+    assert res.table()[0]["flaky"] == res.flaky
+    for lang, words in (("en", ["the reference is flaky: 3 runs gave", "900-first-max: FLAKY"]),
+                        ("zh", ["参考解不稳定：3 次运行的结果为", "900-first-max：参考解不稳定"])):
+        out = io.StringIO()
+        print_check(Console(lang, out, color=False), res)
+        text = out.getvalue()
+        assert all(w in text for w in words), text
+        differed = next(iter(res.flaky))
+        assert f"    {differed}: {', '.join(res.flaky[differed])}" in text
+        assert "flaky: its tests' outcomes" not in text  # said once, in the reader's words
+
+
+def test_one_reference_run_is_the_grading_alone(first_max):
+    """--reference-runs 1, what `judge check` did before: the one grading's luck is its verdict
+    (here almost always IE, the reference cache's own run failing), never reported flaky."""
+    res = check_problem(first_max, device="cpu", reference_runs=1)
+    ref = res.submissions[0]
+    assert ref.runs == [] and res.flaky == {}
+    assert not any(p.startswith("flaky: ") for p in ref.problems)
+
+
+def test_judge_import_says_flaky(tmp_path, capsys):
+    assert judge_main(["import", str(FLAKY_BOOK), "--problems", str(tmp_path / "problems")]) == 1
+    out = capsys.readouterr().out
+    assert "flaky       900 book/first-max" in out
+    assert "reference: flaky: its tests' outcomes differ across 3 runs" in out
+    assert "0 of 1 imported problems prove themselves; 1 flaky" in out
+    with pytest.raises(SystemExit) as e:
+        judge_main(["check", "--reference-runs", "0"])
+    assert e.value.code == 2

@@ -47,6 +47,9 @@ def test_a_practice_run_on_the_server_says_so_above_its_report(server, browser):
         assert box.locator(".practice-run").inner_text() == PRACTICE
         # the notice comes first, the report under it
         assert box.locator(":scope > *").first.get_attribute("class") == "banner info practice-run"
+        # issue 30 item 15: it was labelled "server verdict", which a practice run is not
+        assert box.locator(".report-head .origin").inner_text() == \
+            "practice run on the server (public tests, not stored)"
         got = box.locator(".report-head .verdict").inner_text()
         assert (got == "AC") == (verdict == "AC"), got
     assert errors == []

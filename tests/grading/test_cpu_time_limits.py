@@ -1,5 +1,5 @@
 """Time limits are CPU time of the sandboxed tree, so a busy host does not change verdicts:
-accepted files stay AC with 4 CPU spinners per core beside the judge, an endless loop is still
+accepted files stay AC with 3 CPU spinners per core beside the judge, an endless loop is still
 TLE (stopped by its CPU limit, also when the loop runs in a child process), and a test that
 sleeps forever is stopped by the wall-clock safety net, run once more, and reported as such.
 
@@ -38,9 +38,11 @@ pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/san
 
 
 @contextlib.contextmanager
-def cpu_load(per_core: int = 4, lifetime_s: float = 900):
+def cpu_load(per_core: int = 3, lifetime_s: float = 900):
     """`per_core` busy processes per CPU; each ends by itself after `lifetime_s` at the latest
-    and is killed on the way out."""
+    and is killed on the way out. Three a core leave a judged tree of one busy process 1/3.5 of
+    a core: its wall time 3.5 times its CPU time, past the 3x of `busy`'s time_factor that a
+    wall-clock limit would allow (four a core made these tests a third slower still)."""
     procs = []
     try:
         for _ in range(per_core * (os.cpu_count() or 1)):

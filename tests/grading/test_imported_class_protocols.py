@@ -1,8 +1,8 @@
 """`iter`, `len`, `[]` and `in` of the submission's classes and objects on the trusted side
-(judge/runner/rpc/remote.py, peertypes.RemoteClass): a class with a metaclass of the student's
+(judge/runner/proxy/remote.py, peertypes.RemoteClass): a class with a metaclass of the student's
 (a registry class, `Cls[int]`) answers them as in one process, and what the submission answers
 is held to what Python's own `len` and `in` give, for a class as for an object, whatever its
-serving side was made to send. The submission side is `judge_runner.serve` in a plain
+serving side was made to send. The submission side is `judge_runner.proxy.serve` in a plain
 subprocess; the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class Box:
 # truthy string, for every class and object asked
 FORGED = REGISTRY + """
 import sys
-_ep = sys.modules["runner.rpc.endpoint"]
+_ep = sys.modules["runner.proxy.endpoint"]
 _perform = _ep.perform
 
 def _forged(ep, op, target, args, kwargs):

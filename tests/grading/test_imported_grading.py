@@ -15,12 +15,15 @@ from served_submission import start_served
 import reference  # noqa: F401  (puts `checker` on sys.path, as a test file imports it)
 from judge import check_problem, grade
 from judge.runner import checker as ck
-from judge.runner.rpc import Endpoint, Remote
-from judge.runner.wire import MAX_FRAME, Channel, WireError, parse
+from judge.runner.proxy import Endpoint, Remote
+from judge.runner.proxy.wire import MAX_FRAME, Channel, WireError, parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
 
 REPO = Path(__file__).resolve().parents[2]
+# gradings of the submission: on the cold path and as forks of the warm zygote (both processes;
+# tests/sandbox_paths.py, tests/grading/test_imported_warm.py)
+BOTH_PATHS = pytest.mark.usefixtures("sandbox_path")
 
 
 @pytest.fixture(autouse=True)
@@ -115,7 +118,7 @@ def test_hostile_frames_are_refused(data, what):
 def test_oversized_frame_and_bad_values_are_refused():
     r, w = os.pipe()
     ch = Channel(r, w)
-    os.write(w, (MAX_FRAME + 1).to_bytes(4, "big"))
+    os.write(w, (MAX_FRAME + 1).to_bytes(4, "big") + (0).to_bytes(4, "big"))  # JSON, attachments
     with pytest.raises(WireError, match="cap"):
         ch.recv()
     ep = Endpoint(ch, guarded=True)
@@ -129,7 +132,7 @@ def test_oversized_frame_and_bad_values_are_refused():
 
 
 def _served(module_source: str, tmp_path: Path):
-    """A submission side (judge_runner.serve) in a plain subprocess, and a guarded endpoint."""
+    """A submission side (judge_runner.proxy.serve) in a plain subprocess, and a guarded endpoint."""
     procs: list = []
     ep = start_served(tmp_path, module_source, procs)
     return procs[0], ep
@@ -170,6 +173,7 @@ def test_handbook_style_problems_prove_themselves(bank):
 
 
 @pytest.mark.parametrize("name", ["tiny-lru", "gather-some", "scale-rows"])
+@BOTH_PATHS
 def test_the_solution_is_accepted_and_the_starter_is_not(bank, name):
     r = grade(bank[name], solution(name))
     assert str(r.verdict) == "AC", [(t.name, str(t.verdict), t.failure) for t in r.tests]
@@ -183,6 +187,7 @@ def test_the_solution_is_accepted_and_the_starter_is_not(bank, name):
     assert str(s.verdict) == "RE" and s.score == 0.0  # NotImplementedError: a runtime error
 
 
+@BOTH_PATHS
 def test_a_wrong_answer_is_WA_and_plain_asserts_count(bank):
     wrong = solution("tiny-lru").replace("return key in self.data", "return True")
     r = grade(bank["tiny-lru"], wrong)
@@ -191,6 +196,7 @@ def test_a_wrong_answer_is_WA_and_plain_asserts_count(bank):
     assert v["test_example"] == "AC"
 
 
+@BOTH_PATHS
 def test_a_slow_solution_fails_time_limit_measured_on_the_submission(bank):
     slow = solution("tiny-lru").replace(
         "    def get(self, key):\n",
@@ -284,6 +290,7 @@ class TinyLRU:
 }
 
 
+@BOTH_PATHS
 @pytest.mark.parametrize("name", sorted(ATTACKS))
 def test_forging_attacks_get_no_AC(bank, name):
     r = grade(bank["tiny-lru"], ATTACKS[name], suite="public")
@@ -291,6 +298,7 @@ def test_forging_attacks_get_no_AC(bank, name):
     assert r.score == 0.0
 
 
+@BOTH_PATHS
 def test_reaching_into_the_tests_objects_is_refused(bank):
     attack = solution("gather-some").replace(
         "    sem = asyncio.Semaphore(limit)",

@@ -1,7 +1,7 @@
 """numpy's small values across the call proxy of imported problems (npvalues.py), on the shapes
 the handbook's cuda book has: a kernel allocating through a helper of the tests with
 `np.int32` (the class), a `.dtype` handed to `np.zeros(n, dtype=...)`, a gradient that is a
-numpy scalar whose `.shape` the test reads. The submission side is `judge_runner.serve` in a
+numpy scalar whose `.shape` the test reads. The submission side is `judge_runner.proxy.serve` in a
 plain subprocess; the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
-from judge.runner.rpc.codec import Codec
-from judge.runner.wire import WireError, b64
+from judge.runner.proxy.codec import Codec
+from judge.runner.proxy.wire import WireError, attachment
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -78,17 +78,17 @@ def test_object_dtypes_and_forged_numpy_values_are_refused():
               np.str_, np.datetime64):
         assert "R" in c.encode(v)          # not by value: a handle, as any other object
     assert c.encode(np.str_("x")) == "x"    # a string scalar travels as its str, as before
-    for bad in ({"NS": ["|O", b64(bytes(8))]},          # an object scalar
-                {"NS": ["<f4", b64(bytes(3))]},         # bytes not its size
+    for bad in ({"NS": ["|O", attachment(bytes(8))]},          # an object scalar
+                {"NS": ["<f4", attachment(bytes(3))]},         # bytes not its size
                 {"NS": ["<f4"]}, {"NS": "x"},
-                {"NS": [["<f4"], b64(bytes(4))]},
+                {"NS": [["<f4"], attachment(bytes(4))]},
                 {"ND": "O"}, {"ND": "U5"}, {"ND": "x" * 100}, {"ND": "(2,)f4"},
                 {"ND": 3}, {"NT": "O"}, {"NT": "os"}, {"NT": "S"}, {"NT": "M"},
                 {"NT": ["i"]}):
         with pytest.raises(WireError):
             c.decode(bad)
     assert c.decode({"NT": "floating"}) is np.floating
-    assert c.decode({"NS": ["<f4", b64(np.float32(2.5).tobytes())]}) == np.float32(2.5)
+    assert c.decode({"NS": ["<f4", attachment(np.float32(2.5).tobytes())]}) == np.float32(2.5)
 
 
 def test_a_generator_functions_return_value_is_yield_froms_result(served):

@@ -1,4 +1,4 @@
-"""A test that sets its own function on a student's class across the proxy (judge/runner/rpc/
+"""A test that sets its own function on a student's class across the proxy (judge/runner/proxy/
 classes.py, docs/IMPORTED_GRADING.md), as the handbook's sv-scheduler does with
 `Scheduler.schedule = ref_schedule`: it binds as a method, a staticmethod or classmethod stays
 one, an instance attribute stays unbound, and putting the original back (by hand or by
@@ -14,7 +14,7 @@ from imported_bank import imported_bank
 from served_submission import start_served
 
 from judge import check_problem, grade
-from judge.runner.rpc import Remote
+from judge.runner.proxy import Remote
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
 
@@ -97,7 +97,7 @@ def _cache(tmp_path_factory, monkeypatch):
 
 @pytest.fixture
 def sub(tmp_path):
-    """The submission side (judge_runner.serve) in a plain subprocess; its module's names."""
+    """The submission side (judge_runner.proxy.serve) in a plain subprocess; its module's names."""
     procs: list = []
     ep = start_served(tmp_path, SUBMISSION, procs)
     proc = procs[0]
@@ -191,7 +191,7 @@ def test_the_tests_functions_and_classes_still_cannot_be_changed_from_there(sub)
 
 
 def test_a_name_set_on_the_students_module_is_set_there_and_put_back(sub, monkeypatch):
-    from judge.runner import trusted
+    from judge.runner.proxy import trusted
     monkeypatch.setattr(trusted.L, "ep", sub.ep)
     solution = trusted.SolutionModule("solution")
     use, orig = solution.use, solution.helper

@@ -12,6 +12,9 @@ from imported_bank import imported_bank
 from judge import check_problem, grade
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_shared" / "book"
+# cold and as forks of the warm zygote: the shared folder and the served modules on both
+# (tests/sandbox_paths.py)
+pytestmark = pytest.mark.usefixtures("sandbox_path")
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,6 @@
-"""Annotations and the tests' TypedDicts handed to the student's code (judge/runner/rpc/peertypes.py,
+"""Annotations and the tests' TypedDicts handed to the student's code (judge/runner/proxy/peertypes.py,
 docs/IMPORTED_GRADING.md): they cross by value and come back as the test's own; a malformed one from
-the peer is its protocol error. The submission side is `judge_runner.serve` in a plain subprocess;
+the peer is its protocol error. The submission side is `judge_runner.proxy.serve` in a plain subprocess;
 the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import os
 import pytest
 from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
-from judge.runner.rpc import Endpoint
-from judge.runner.wire import Channel
+from judge.runner.proxy import Endpoint
+from judge.runner.proxy.wire import Channel
 
 INSPECTS = """
 import typing
@@ -65,7 +65,7 @@ def test_annotations_and_the_tests_typeddicts_cross_by_value(served):
 
 
 def test_malformed_annotations_are_the_peers_protocol_error():
-    from judge.runner.wire import WireError
+    from judge.runner.proxy.wire import WireError
     r, w = os.pipe()
     ep = Endpoint(Channel(r, w), guarded=True)
     for bad in ({"TF": []}, {"TF": ["GA", {"R": 3, "k": "", "n": "x"}, []]},

@@ -1,7 +1,7 @@
-"""The student's descriptor classes in a test's class body (judge/runner/rpc/peertypes.py,
+"""The student's descriptor classes in a test's class body (judge/runner/proxy/peertypes.py,
 docs/IMPORTED_GRADING.md), and what the submission cannot reach through them or ask for directly:
 the tests' objects' `_` attributes through `__dict__`, a subclass of the tests' classes, a copy of
-their objects. The submission side is `judge_runner.serve` in a plain subprocess; the tests hold a
+their objects. The submission side is `judge_runner.proxy.serve` in a plain subprocess; the tests hold a
 guarded endpoint, as graded."""
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ import os
 import pytest
 from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
-from judge.runner.rpc import Endpoint, ProxyRefused
-from judge.runner.wire import Channel
+from judge.runner.proxy import Endpoint, ProxyRefused
+from judge.runner.proxy.wire import Channel
 
 DESCRIPTORS = """
 class Field:
@@ -103,7 +103,7 @@ def test_the_trusted_side_refuses_the_new_requests_from_the_submission():
     function or class through `__dict__`."""
     from types import SimpleNamespace
 
-    from judge.runner.rpc.operations import perform
+    from judge.runner.proxy.operations import perform
     r, w = os.pipe()
     ep = Endpoint(Channel(r, w), guarded=True)
 

@@ -1,8 +1,8 @@
-"""The submission's classes as real types on the trusted side (judge/runner/rpc/peertypes.py,
+"""The submission's classes as real types on the trusted side (judge/runner/proxy/peertypes.py,
 docs/IMPORTED_GRADING.md): `isinstance(v + w, Vector)`, a class of the student's that subclasses
 collections.abc.Sequence, and what the submission cannot do with it: make `isinstance` answer by
 its own metaclass, or make one of the tests' classes a base of its own. The submission side is
-`judge_runner.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded. The other
+`judge_runner.proxy.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded. The other
 shapes: test_imported_types_descriptors.py, _subclasses.py, _annotations.py, _graded.py."""
 
 from __future__ import annotations
@@ -10,13 +10,15 @@ from __future__ import annotations
 import os
 from collections.abc import Hashable, Iterable, Sequence, Sized
 from numbers import Real
+from pathlib import Path
 
 import pytest
 from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
-from judge.runner.rpc import Endpoint
-from judge.runner.rpc.peertypes import RemoteClass
-from judge.runner.wire import Channel
+from judge.runner.proxy import Endpoint
+from judge.runner.proxy.capabilities import Guard
+from judge.runner.proxy.peertypes import RemoteClass
+from judge.runner.proxy.wire import Channel
 
 VECTORS = """
 class Shape:
@@ -143,7 +145,7 @@ def test_a_class_of_the_tests_cannot_be_made_a_base_of_a_stand_in_type():
     (by the handle the tests gave) gets a stand-in without it: a test's class is never a
     base of the submission's."""
     r, w = os.pipe()
-    ep = Endpoint(Channel(r, w), guarded=True)
+    ep = Endpoint(Channel(r, w), guarded=True, guard=Guard(roots=(str(Path(__file__).parent),)))
 
     class Trusted:
         pass

@@ -1,14 +1,14 @@
-"""A test's subclass of a student's class (judge/runner/rpc/peertypes.py, docs/IMPORTED_GRADING.md):
+"""A test's subclass of a student's class (judge/runner/proxy/peertypes.py, docs/IMPORTED_GRADING.md):
 the student's `__init_subclass__` registering the test's classes, `super()` reaching the student's
 methods, copies and pickles of a subclass whose base's `__getattr__` forwards. The submission side
-is `judge_runner.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded."""
+is `judge_runner.proxy.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
 
 import pytest
 from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
-from judge.runner.rpc import ProxyRefused
+from judge.runner.proxy import ProxyRefused
 
 REGISTRY = """
 class Plugin:

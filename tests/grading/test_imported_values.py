@@ -3,7 +3,7 @@ handbook's tests use: containers passed to a call and changed there come back ch
 ones, arrays inside lists, aliases the test holds), a 0-d array keeps its shape, a generator of
 the submission iterates in a sync test, and the standard library's plain data (Fraction,
 Decimal, datetime) and builtin classes cross by value. The submission side is
-`judge_runner.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded."""
+`judge_runner.proxy.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
-from judge.runner.rpc import Endpoint
-from judge.runner.wire import Channel, WireError
+from judge.runner.proxy import Endpoint
+from judge.runner.proxy.wire import Channel, WireError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -93,7 +93,7 @@ def test_what_comes_back_is_bounded_and_only_during_the_call(served):
 
 
 def test_a_forged_copy_back_is_refused():
-    from judge.runner.rpc.inplace import apply_back, containers
+    from judge.runner.proxy.inplace import apply_back, containers
     ep = Endpoint.__new__(Endpoint)
     Endpoint.__init__(ep, Channel(*os.pipe()), guarded=True)
     xs, arr = [[1]], np.zeros(2)
@@ -160,11 +160,11 @@ def test_classes_by_name_only_of_plain_data_modules(served):
     # a stand-in type for their own (peertypes.py), never ours by name
     import subprocess
 
-    from judge.runner.rpc.peertypes import RemoteClass
+    from judge.runner.proxy.peertypes import RemoteClass
     popen, mine = imp("popen")(), imp("mine")()
     assert type(popen) is RemoteClass and popen is not subprocess.Popen
     assert type(mine) is RemoteClass and isinstance(mine(), mine)
-    from judge.runner.rpc.stdvalues import decode_std
+    from judge.runner.proxy.stdvalues import decode_std
     for bad in ({"Y": ["subprocess", "Popen"]}, {"Y": ["builtins", "__import__"]},
                 {"Y": ["builtins", "print"]}, {"Y": ["os", "system"]},
                 {"Q": [1, 0]}, {"Q": [True, 2]}, {"DEC": "x" * 300}, {"DT": "not a date"}):
@@ -204,7 +204,7 @@ def test_slices_and_torch_devices_and_dtypes_cross_by_value(served):
     out = imp("move")(torch.ones(2), torch.device("cpu"), torch.float64)
     assert out.dtype == torch.float64
     assert imp("kinds")() == (torch.device("cpu"), torch.float16)
-    from judge.runner.rpc.stdvalues import decode_std
+    from judge.runner.proxy.stdvalues import decode_std
     for bad in ({"SL": [1.5, None, None]}, {"TDT": "torch.nn"}, {"TDV": "nowhere"}):
         with pytest.raises(WireError):
             decode_std(bad)

@@ -2,7 +2,7 @@
 handed it, passed back to a function of the tests in the same call (cu-cublas-colmajor's
 `sgemm(..., B.reshape(-1), ...)`) or returned, is a view of the tests' own array, as in one
 process; a forged view reaching outside that array is refused. The submission side is
-`judge_runner.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded."""
+`judge_runner.proxy.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
-from judge.runner.rpc import Endpoint
-from judge.runner.wire import Channel, WireError, encode_array
+from judge.runner.proxy import Endpoint
+from judge.runner.proxy.wire import Channel, WireError, encode_array
 
 from .test_imported_numpy import served  # noqa: F401  (the fixture)
 

@@ -120,7 +120,9 @@ def test_runner_times_out_a_test_and_moves_on(tmp_path):
     proc, lines = run_runner(tmp_path, "", tests, limit=0.5)
     fin = finished(lines)
     assert fin["test_it.py::test_slow"]["outcome"] == "timeout"
-    assert fin["test_it.py::test_slow"]["cpu_s"] >= 0.5
+    # ITIMER_PROF is sampled at the scheduler's ticks, process_time is exact: on a busy host the
+    # timer fires up to a few ticks before process_time reaches the limit
+    assert fin["test_it.py::test_slow"]["cpu_s"] >= 0.5 - 0.05
     assert fin["test_it.py::test_next"]["outcome"] == "passed"
 
 

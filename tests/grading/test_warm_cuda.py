@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from judge.grading import warm_pool
-from judge.runner.zygote import cuda_touched
+from judge.runner.forkserver.zygote import cuda_touched
 from judge.sandbox import Limits, run_sandboxed
 from judge.sandbox.bwrap import CUDA_SYS
 from judge.sandbox.forkserver import WarmUnavailable, warm_possible
@@ -90,10 +90,10 @@ def test_a_zygote_whose_preload_touched_cuda_is_refused_for_cuda_runs(tmp_path: 
 def test_cuda_runs_fork_only_where_asked(problem, monkeypatch):  # noqa: F811
     with warm_pool.forced(True):
         monkeypatch.delenv("JUDGE_WARM_CUDA", raising=False)
-        assert warm_pool.spawner(problem, "cuda") is None
+        assert warm_pool.spawner(problem, "cuda", run_sandboxed) is run_sandboxed
         monkeypatch.setenv("JUDGE_WARM_CUDA", "1")
         try:
-            assert warm_pool.spawner(problem, "cuda") is not None
+            assert warm_pool.spawner(problem, "cuda", run_sandboxed) is not run_sandboxed
             cuda = warm_pool.server_for(problem, "cuda")
             cpu = warm_pool.server_for(problem, "cpu")
             assert cuda is not None and cpu is not None and cuda is not cpu

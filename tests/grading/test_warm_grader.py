@@ -1,10 +1,11 @@
-"""Issue 19: the warm grader's zygote (judge/sandbox/forkserver.py, judge/runner/zygote.py):
+"""Issue 19: the warm grader's zygote (judge/sandbox/forkserver.py, judge/runner/forkserver/zygote.py):
 what a fork sees, and when a zygote is replaced. Its verdicts are test_warm_same_verdicts.py's;
 the sandbox's own tests run on both paths (tests/sandbox_paths.py).
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -14,7 +15,7 @@ import pytest
 
 from judge import grade
 from judge.grading import warm_pool
-from judge.sandbox import Limits
+from judge.sandbox import Limits, run_sandboxed
 from judge.sandbox.forkserver import warm_possible
 
 from grading.test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
@@ -230,3 +231,26 @@ def test_prewarm_starts_the_zygote_that_the_first_grading_then_forks_from(proble
     assert r.provenance["sandbox_layers"]["grader_path"] == "warm"
     with warm_pool.forced(False):
         assert warm_pool.prewarm([problem]) is None  # a cold process starts none
+
+
+STATUS = ("Uid", "Gid", "Groups", "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb",
+          "NoNewPrivs", "Seccomp")
+
+
+def test_a_fork_holds_the_credentials_a_cold_run_holds(server, scratch):
+    """Issue 28, item 4: a fork had CapInh 0x2001c0 (the zygote's four capabilities, kept in
+    the inheritable set by bwrap's --cap-add) where a cold run has 0. Every capability set,
+    no_new_privs and the seccomp mode as /proc/self/status shows them, uids aside (each run
+    has a slot uid of its own)."""
+    code = ("import json; print(json.dumps({k: v.strip() for k, v in (l.split(':', 1) for l in "
+            "open('/proc/self/status')) if k in %r}))" % (STATUS,))
+    warm = _py(server, code, scratch)
+    cold = run_sandboxed([sys.executable, "-c", code], scratch=scratch,
+                         limits=Limits(wall_s=30, cpu_s=30, scratch_mb=8, scratch_files=100))
+    assert warm.returncode == 0 and cold.returncode == 0, (warm.stderr, cold.stderr)
+    seen = {p: json.loads(r.stdout) for p, r in (("warm", warm), ("cold", cold))}
+    for p in seen.values():
+        assert len(set(p.pop("Uid").split())) == 1 and len(set(p.pop("Gid").split())) == 1
+    assert seen["warm"] == seen["cold"]
+    assert {seen["warm"][k] for k in STATUS[3:8]} == {"0000000000000000"}
+    assert seen["warm"]["NoNewPrivs"] == "1" and seen["warm"]["Seccomp"] == "2"

@@ -55,7 +55,8 @@ def _quoted(pattern: str, text: str) -> list[str]:
 
 def _used_texts() -> dict[str, list[str]]:
     used = {}
-    for rel in ("judge/cli/console.py", "judge/cli/trace_text.py", "judge/cli/main.py", "practice/judge.py"):
+    for rel in ("judge/cli/console.py", "judge/cli/trace_text.py", "judge/cli/main.py", "practice/judge.py",
+                "judge/cli/failure_text.py", "judge/cli/live_text.py", "judge/handout/build.py"):
         used[rel] = _python_texts(REPO / rel)
     for path in sorted((REPO / "web" / "templates").glob("*.html")):
         text = path.read_text(encoding="utf-8")
@@ -81,15 +82,15 @@ def test_every_text_the_front_ends_translate_is_in_the_table():
 def test_the_browser_and_the_pages_look_up_the_same_table():
     i18n = (REPO / "web" / "frontend" / "src" / "i18n.js").read_text(encoding="utf-8")
     assert 'from "../../../judge/messages/zh.json"' in i18n
-    routes = (REPO / "web" / "pages" / "routes.py").read_text(encoding="utf-8")
-    assert "from judge.messages import" in routes and '"_": partial(translate' in routes
+    render = (REPO / "web" / "pages" / "render.py").read_text(encoding="utf-8")  # every page's
+    assert "from judge.messages import" in render and '"_": partial(translate' in render
 
 
 # Chinese in code that is not a table of words: the handbook's file format (its markers and
-# difficulty words), the statement a new problem starts with, a comment's example, and the
-# language switch's "中文" (a language's own name, the same in every language).
+# difficulty words), the statement a new problem starts with (Python or C++), a comment's
+# example, and the language switch's "中文" (a language's own name, the same in every language).
 ALLOWED = {"judge/authoring/handbook_format.py", "judge/authoring/importer.py", "judge/authoring/scaffold.py",
-           "web/pages/markdown.py"}
+           "judge/authoring/scaffold_cpp.py", "web/pages/markdown.py"}
 ENDONYM = "中文"
 # judge/runner/checker.py is the handbook's `checker` (its practice/runtime/checker.py) written
 # here: its default descriptions (what="结果", "这个调用", "这段代码") and the wording of its

@@ -24,6 +24,9 @@ QUICK = {
     "grading_profile.py": ([], ["step", "seconds"]),
     "load.py": ([], ["mode", "graded", "per min", "mismatch"]),
     "page_start.py": ([], ["start", "source", "ready from navigation", "ready in worker"]),
+    "proxy_grading.py": ([], ["problem", "kind", "plain s", "graded s", "x plain", "req/s"]),
+    "imported_warm.py": ([], ["problem", "cold s", "warm s", "warm / cold"]),
+    "resident_view_cost.py": ([], ["path", "host files (before)", "image (after)"]),
 }
 # Benchmarks that drive a browser: skipped where it is missing, as the browser tests are.
 NEEDS = {"page_start.py": Path("/usr/bin/chromium")}

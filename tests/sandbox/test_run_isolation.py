@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from judge.grading.suite_run import SCRATCH_FILES
+from judge.judging.bounded import SCRATCH_FILES
 
 from grading.test_judge_grading import FIRST, REFERENCE, cache, problem, run  # noqa: F401
 

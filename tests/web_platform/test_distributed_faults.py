@@ -95,13 +95,18 @@ def test_server_restarted_mid_burst_grades_every_accepted_submission(tmp_path, s
     assert server.starts == 2
 
 
+DOWN = "the grading queue (redis) does not answer"
+AGAIN = "the grading queue answers again; 8 submission(s) queued again"
+
+
 def test_redis_restarted_loses_nothing_accepted(tmp_path, server, pg_url, redis_srv):
     students = [Student(server.url, i) for i in range(8)]
     first = [st.submit("901", f"x = {i}")["id"] for i, st in enumerate(students[:5])]
     redis_srv.stop()  # the queue and its 5 tasks are gone
     # Accepted while Redis is down: stored in the database, queued later.
     during = [st.submit("901", "y = 1")["id"] for st in students[5:]]
-    time.sleep(1.5)  # a few of the server's reconciliation rounds find the queue down
+    # The server's reconciliation finds the queue down (the event, not a time, is waited for).
+    wait_for(lambda: DOWN in server.log(), 60, "the server to notice the queue is down")
     redis_srv.start()  # empty
     worker = Worker(tmp_path, redis_srv.url(), server.url, grader=PACED,
                     env={"KVP_PACE_S": "0.05"})
@@ -110,9 +115,9 @@ def test_redis_restarted_loses_nothing_accepted(tmp_path, server, pg_url, redis_
     finally:
         worker.stop()
     assert done_event_counts(pg_url) == {i: 1 for i in first + during}
+    wait_for(lambda: AGAIN in server.log(), 60, "the server to say the queue answers again")
     log = server.log()
-    assert "the grading queue (redis) does not answer" in log
-    assert "the grading queue answers again; 8 submission(s) queued again" in log
+    assert DOWN in log and log.index(DOWN) < log.index(AGAIN), log[-4000:]
 
 
 def test_worker_cut_off_from_redis_reconnects_with_backoff(tmp_path, server, pg_url,

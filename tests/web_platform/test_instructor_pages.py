@@ -55,7 +55,7 @@ def test_regrade_all_asks_first_and_only_the_post_starts_it(app):
     assert 'action="/instructor/regrade/901"' not in page  # no one-click regrade any more
     confirm = teacher.get("/instructor/regrade/901")
     assert confirm.status_code == 200
-    assert "Regrade every student&#39;s latest submission of 901?" in confirm.text
+    assert "Regrade every submission of 901 a gradebook counts" in confirm.text
     assert 'id="confirm-form"' in confirm.text and 'action="/instructor/regrade/901"' in confirm.text
     zh = teacher.get("/instructor/regrade/901?lang=zh").text
     assert "确定吗" in zh and "901" in zh

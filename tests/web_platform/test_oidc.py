@@ -1,6 +1,6 @@
 """Single sign-on through OpenID Connect against a small provider made here: a loopback HTTP
 server with discovery, authorize, token and JWKS endpoints and an RSA key generated for the test,
-whose id tokens are signed with it. The platform's side (web/accounts/oidc.py, authlib) must
+whose id tokens are signed with it. The platform's side (web/pages/oidc.py, authlib) must
 check the state and the nonce and the signature, make an account on the first sign-in and find
 the same one by the provider's `sub` afterwards."""
 
@@ -32,6 +32,12 @@ with warnings.catch_warnings():  # deprecated for joserfc since authlib 1.6; her
     from authlib.jose import JsonWebKey, jwt
 
 CLIENT_ID, CLIENT_SECRET = "kv-practice", "provider-shared-secret"
+STALL_S = 30.0                 # how long a slow endpoint keeps dripping
+HUGE_BYTES = 128 * 1024 * 1024  # how much a huge one would send
+OIDC_TIMEOUT_S = 2.0           # the platform's bound on one provider request, in the stall tests
+# in the others: a busy CI host (load 10+) once took over 2 s to answer a sign-in, so a test of
+# what a sign-in does waits for the answer; the stall tests (30 s of drip) test the bound
+PATIENT_TIMEOUT_S = 20.0
 
 
 def _rsa_jwk(kid: str):
@@ -42,9 +48,36 @@ def _rsa_jwk(kid: str):
     return jwk
 
 
+def _answer_hostile(handler, provider) -> bool:
+    """Answer the stalled endpoint as `provider.stall` says; whether it did."""
+    if provider.stall is None or urlparse(handler.path).path != provider.stall[0]:
+        return False
+    handler.close_connection = True
+    handler.send_response(200)
+    handler.send_header("Content-Type", "application/json")
+    if provider.stall[1] == "slow":
+        handler.send_header("Content-Length", str(10**6))
+    handler.end_headers()
+    chunk = b" " * (1 if provider.stall[1] == "slow" else 65536)
+    give_up = time.monotonic() + STALL_S
+    try:
+        while provider.sent < HUGE_BYTES and time.monotonic() < give_up:
+            handler.wfile.write(chunk)
+            handler.wfile.flush()
+            provider.sent += len(chunk)
+            if provider.stall[1] == "slow":
+                time.sleep(0.2)
+    except OSError:  # the platform hung up: what we want
+        pass
+    return True
+
+
 class Provider:
     """The identity provider: one user at a time (`user`), codes kept until redeemed once.
-    `tamper` makes the next id token wrong in one way: 'nonce', 'audience' or 'key'."""
+    `tamper` makes the next id token wrong in one way: 'nonce', 'audience', 'key', 'issuer' or
+    'expired'. `stall` = (path, 'slow' | 'huge') makes that endpoint hostile: 'slow' drips a
+    byte every 0.2 s for STALL_S, 'huge' sends HUGE_BYTES with no length; `sent` counts the
+    bytes it wrote that way before the platform hung up."""
 
     def __init__(self):
         self.key, self.stranger = _rsa_jwk("k1"), _rsa_jwk("k1")  # same kid, another key
@@ -52,6 +85,8 @@ class Provider:
         self.user = {"sub": "u-1001", "preferred_username": "li.wei", "name": "Li Wei"}
         self.tamper = None
         self.token_calls = []
+        self.stall: tuple[str, str] | None = None
+        self.sent = 0
         provider = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -66,7 +101,12 @@ class Provider:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _hostile(self) -> bool:
+                return _answer_hostile(self, provider)
+
             def do_GET(self):
+                if self._hostile():
+                    return
                 url = urlparse(self.path)
                 if url.path == "/.well-known/openid-configuration":
                     return self._json(provider.discovery())
@@ -87,6 +127,8 @@ class Provider:
                 self._json({"error": "not_found"}, 404)
 
             def do_POST(self):
+                if self._hostile():
+                    return
                 if urlparse(self.path).path != "/token":
                     return self._json({"error": "not_found"}, 404)
                 body = self.rfile.read(int(self.headers["Content-Length"])).decode()
@@ -128,6 +170,10 @@ class Provider:
             claims["aud"] = "another-client"
         elif tamper == "key":
             key = self.stranger
+        elif tamper == "issuer":
+            claims["iss"] = "http://127.0.0.1:1"  # another provider's name for itself
+        elif tamper == "expired":
+            claims["iat"], claims["exp"] = now - 3600, now - 600  # beyond any clock leeway
         return jwt.encode({"alg": "RS256", "kid": "k1"}, claims, key).decode()
 
 
@@ -139,11 +185,22 @@ def provider():
     p.httpd.shutdown()
 
 
+def _app(tmp_path, provider, timeout_s: float):
+    settings = make_settings(tmp_path, oidc_issuer=provider.issuer, oidc_client_id=CLIENT_ID,
+                             oidc_client_secret=CLIENT_SECRET, oidc_timeout_s=timeout_s)
+    return create_app(settings, grader=quick, workers=1)
+
+
 @pytest.fixture
 def app(tmp_path, provider):
-    settings = make_settings(tmp_path, oidc_issuer=provider.issuer, oidc_client_id=CLIENT_ID,
-                             oidc_client_secret=CLIENT_SECRET)
-    app = create_app(settings, grader=quick, workers=1)
+    app = _app(tmp_path, provider, PATIENT_TIMEOUT_S)
+    with TestClient(app):
+        yield app
+
+
+@pytest.fixture
+def bounded_app(tmp_path, provider):
+    app = _app(tmp_path, provider, OIDC_TIMEOUT_S)
     with TestClient(app):
         yield app
 
@@ -214,7 +271,7 @@ def test_first_sign_in_makes_an_account_and_the_next_finds_it_by_sub(app, provid
     assert r.status_code == 401
 
 
-@pytest.mark.parametrize("tamper", ["nonce", "audience", "key"])
+@pytest.mark.parametrize("tamper", ["nonce", "audience", "key", "issuer", "expired"])
 def test_a_wrong_id_token_signs_nobody_in(app, provider, tamper):
     provider.tamper = tamper
     c = TestClient(app)
@@ -237,3 +294,65 @@ def test_a_wrong_or_missing_state_signs_nobody_in(app, provider):
     with app.state.ctx.db.session() as s:
         assert s.scalars(select(Account)).all() == []
     assert "单点登录" in stranger.get("/auth/oidc/callback?code=abc&state=xyz&lang=zh").text
+
+
+def test_a_callback_replayed_signs_nobody_in_again(app, provider):
+    c = TestClient(app)
+    start = c.get("/auth/oidc/login", follow_redirects=False)
+    import urllib.request
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+    try:
+        urllib.request.build_opener(NoRedirect).open(start.headers["location"])
+    except urllib.error.HTTPError as exc:
+        back = urlparse(exc.headers["Location"])
+    url = back.path + "?" + back.query
+    assert c.get(url, follow_redirects=False).status_code == 303
+    # the same code and state again, in the same browser (a copied URL, a reload): refused
+    c.cookies.delete("kvp_session")
+    again = c.get(url, follow_redirects=False)
+    assert again.status_code == 400 and "kvp_session=" not in again.headers.get("set-cookie", "")
+    with app.state.ctx.db.session() as s:
+        assert len(s.scalars(select(AuthSession)).all()) == 1
+
+
+@pytest.mark.parametrize("path", ["/token", "/jwks"])
+def test_a_provider_that_answers_slowly_is_given_up_on_in_bounded_time(bounded_app, provider,
+                                                                        path):
+    """One byte every 0.2 s never trips a per-read timeout: the bound must be on the whole
+    answer. Before: the callback waited the provider's 30 s, then failed with a 500."""
+    provider.stall = (path, "slow")
+    c = TestClient(bounded_app, raise_server_exceptions=False)
+    t0 = time.monotonic()
+    r = _sign_in(c, provider)
+    took = time.monotonic() - t0
+    assert r.status_code == 400 and "single sign-on" in r.text.lower(), r.text
+    assert took < 3 * OIDC_TIMEOUT_S + 3, took
+    with bounded_app.state.ctx.db.session() as s:
+        assert s.scalars(select(Account)).all() == []
+
+
+@pytest.mark.parametrize("path", ["/token", "/jwks"])
+def test_a_provider_that_answers_with_a_huge_body_is_cut_off(app, provider, path):
+    """Before: all 128 MiB were read into memory, then refused as not JSON."""
+    provider.stall = (path, "huge")
+    c = TestClient(app, raise_server_exceptions=False)
+    r = _sign_in(c, provider)
+    assert r.status_code == 400 and "single sign-on" in r.text.lower(), r.text
+    assert provider.sent < 16 * 1024 * 1024, provider.sent  # the cap plus what sockets buffer
+
+
+def test_a_provider_whose_discovery_is_slow_fails_the_sign_in_page_in_bounded_time(tmp_path,
+                                                                                    provider):
+    provider.stall = ("/.well-known/openid-configuration", "slow")
+    settings = make_settings(tmp_path, oidc_issuer=provider.issuer, oidc_client_id=CLIENT_ID,
+                             oidc_client_secret=CLIENT_SECRET, oidc_timeout_s=OIDC_TIMEOUT_S)
+    app = create_app(settings, grader=quick)
+    with TestClient(app, raise_server_exceptions=False) as c:
+        t0 = time.monotonic()
+        r = c.get("/auth/oidc/login", follow_redirects=False)
+        assert time.monotonic() - t0 < OIDC_TIMEOUT_S + 3
+        assert r.status_code == 502 and "single sign-on" in r.text.lower(), r.text
+        assert "单点登录" in c.get("/auth/oidc/login?lang=zh", follow_redirects=False).text

@@ -15,9 +15,9 @@ from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 
 from web.accounts.sessions import account_visitor_token
-from web.api.identity import token_hash
+from web.courses.service import invite
 from web.store.accounts import STUDENT, Account, Membership, RosterEntry
-from web.store.db import RegradeItem, Submission, Visitor
+from web.store.db import RegradeItem, Submission, Visitor, token_hash
 
 USERNAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,63}$")
 MIN_PASSWORD = 8
@@ -98,11 +98,41 @@ def authenticate(db, username: str, password: str) -> Account | None:
         return account
 
 
-def set_password(db, account_id: int, password: str) -> None:
+def set_password(db, account_id: int, password: str, temporary: bool = False) -> None:
+    """`temporary`: someone else chose it (a reset), so the account must choose its own."""
     check_new_password(password)
     with db.session() as s:
-        s.get(Account, account_id).password_hash = _hasher.hash(password)
+        account = s.get(Account, account_id)
+        account.password_hash = _hasher.hash(password)
+        account.must_change_password = temporary
         s.commit()
+
+
+def change_password(db, account: Account, current: str, new: str, confirm: str) -> None:
+    """The account's own change: the current password first (a session left open is not
+    the person), the new one twice, and not the old one again."""
+    if account.password_hash is None:
+        raise AccountError(409, "no_password", "This account signs in through single sign-on: "
+                           "it has no password here.")
+    if authenticate(db, account.username, current) is None:
+        raise AccountError(401, "wrong_password", "The current password is wrong.")
+    if new != confirm:
+        raise AccountError(422, "passwords_differ", "The two new passwords differ.")
+    if new == current:
+        raise AccountError(422, "same_password", "The new password must differ from the "
+                           "current one.")
+    set_password(db, account.id, new)
+
+
+def rename(db, account_id: int, name: str) -> str:
+    """The account's display name (and its visitor's, which the instructor's gradebook shows);
+    a blank or unprintable name leaves it as it was. The name it has now."""
+    with db.session() as s:
+        account = s.get(Account, account_id)
+        account.display_name = clean_display_name(name, account.display_name)
+        s.get(Visitor, account.visitor_id).display_name = account.display_name
+        s.commit()
+        return account.display_name
 
 
 def temporary_password() -> str:
@@ -130,20 +160,14 @@ def adopt_history(db, account: Account, visitor_token: str | None) -> int:
 
 
 def enrol_from_rosters(db, account: Account) -> None:
-    """Join every course whose roster lists this username, named as the roster names them."""
+    """A new account whose username a course's roster lists is invited to that course (it joins
+    when it accepts, under its own name: the roster's name stays the course's word for it)."""
     with db.session() as s:
-        entries = list(s.scalars(select(RosterEntry)
-                                 .where(RosterEntry.student_id == account.username)))
-        for e in entries:
-            if s.scalar(select(Membership.id).where(Membership.course_id == e.course_id,
-                                                    Membership.account_id == account.id)):
-                continue
-            s.add(Membership(course_id=e.course_id, account_id=account.id, role=STUDENT))
-        if entries:
-            row = s.get(Account, account.id)
-            row.display_name = entries[-1].name
-            s.get(Visitor, account.visitor_id).display_name = entries[-1].name
-        s.commit()
+        courses = list(s.scalars(select(RosterEntry.course_id).where(
+            RosterEntry.student_id == account.username, ~RosterEntry.course_id.in_(
+                select(Membership.course_id).where(Membership.account_id == account.id)))))
+    for course_id in courses:
+        invite(db, course_id, account.id, STUDENT)
 
 
 def has_accounts(db) -> bool:

@@ -114,7 +114,7 @@ def lookup(db, settings, cookie: str | None) -> SessionInfo | None:
 def request_session(request) -> SessionInfo | None:
     """This request's session (looked up once per request)."""
     cached = getattr(request.state, "kvp_session", _NO_SESSION)
-    if cached is not _NO_SESSION:
+    if cached is None or isinstance(cached, SessionInfo):  # looked up already
         return cached
     ctx = request.app.state.ctx
     info = lookup(ctx.db, ctx.settings, request.cookies.get(cookie_name(ctx.settings)))

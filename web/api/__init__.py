@@ -1,6 +1,6 @@
-"""The HTTP API's routers and what every request passes through: the edge guard (sizes, rates,
-tokens: edge, throttle), JSON input (request_input), errors as JSON (errors), who is asking
-(identity). Routers: problems, submissions, visitors, instructor, regrade, workers."""
+"""The JSON API's routers: problems, submissions (+ their event streams), practice runs, visitors,
+instructor, regrade, workers. What every request passes through first (the edge, identity,
+limits, errors as JSON) is web.http's; what a router asks for is web.services'."""
 
 
 def app_context(request):

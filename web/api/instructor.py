@@ -11,9 +11,10 @@ from sqlalchemy import func, select
 
 from judge.grading.reference_cache import public_expectations_or_error
 from web.api import app_context
-from web.api.errors import ApiError
-from web.api.identity import require_instructor
-from web.api.request_input import RowId, errors_doc
+from web.http import drafts
+from web.http.errors import ApiError
+from web.http.identity import require_instructor
+from web.http.request_input import RowId, errors_doc
 from web.jobs import regrades
 from web.jobs import worker_table as workers
 from web.services.instructor_view import RecentFilter, recent_submissions, stamp
@@ -120,7 +121,8 @@ def overview(ctx, recent: RecentFilter | None = None) -> dict[str, Any]:
                                               if f.rsplit("/", 1)[-1].startswith("test_")]),
                          "browser_expectations": exp is not None,
                          "check": why or "ok",
-                         "judge_check": ctx.checks.status(p)})
+                         "judge_check": ctx.checks.status(p),
+                         "draft": p.config.draft and not drafts.published(ctx, p)})
     for folder, err in ctx.catalog.errors.items():
         problems.append({"id": folder, "slug": None, "loads": False, "check": err})
     ok, why = judge_available()

@@ -9,13 +9,15 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from web.api import app_context
-from web.api.errors import ApiError
-from web.api.identity import current_visitor
-from web.api.lang import request_lang
-from web.api.request_input import body_doc, errors_doc, json_body
-from web.api.throttle import client_address
+from web.http import drafts
+from web.http.errors import ApiError
+from web.http.identity import current_visitor
+from web.http.lang import request_lang
+from web.http.request_input import body_doc, errors_doc, json_body
+from web.http.throttle import client_address
 from web.services import practice
 from web.services import submissions as service
+from web.services.page_runs import runs_in_page
 
 router = APIRouter(prefix="/api")
 # Practice runs at once in this process: each is a sandboxed grading of the public suite.
@@ -44,10 +46,10 @@ async def practice_run(request: Request) -> dict:
     ctx = app_context(request)
     st = ctx.settings
     body = await json_body(request, PracticeRunIn, limit=service.body_limit(st.max_code_bytes))
-    problem = ctx.catalog.get(body.problem)
+    problem = drafts.find(request, body.problem)  # a draft is platform staff's only
     if problem is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{body.problem}'")
-    if problem.browser:
+    if runs_in_page(problem):
         raise ApiError(409, "runs_in_the_page", "this problem's public tests run in the page")
     service.check_code(st, body.code)
     lang = request_lang(request)

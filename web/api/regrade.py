@@ -12,9 +12,9 @@ from pydantic import BaseModel, Field
 
 from judge.judging.vocabulary import Event
 from web.api import app_context
-from web.api.errors import ApiError
-from web.api.identity import instructor_ok, require_instructor
-from web.api.request_input import RowId, body_doc, errors_doc, json_body
+from web.http.errors import ApiError
+from web.http.identity import instructor_ok, require_instructor
+from web.http.request_input import RowId, body_doc, errors_doc, json_body
 from web.jobs import regrades
 from web.jobs import worker_table as workers
 from web.store.db import LIVE_PRIORITY, PARITY, QUEUED, Submission
@@ -61,7 +61,7 @@ def list_regrades(request: Request) -> dict:
 
 
 @router.post("/api/instructor/regrades", status_code=202, tags=["instructor"],
-             summary="Re-grade every student's latest submission of a problem (low priority)",
+             summary="Re-grade the submissions of a problem a gradebook counts (low priority)",
              openapi_extra=body_doc(RegradeIn), responses=errors_doc(401, 403, 404, 409))
 async def start_regrade(request: Request) -> dict:
     """The new results stay hidden from students until the regrade is approved."""

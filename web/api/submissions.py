@@ -10,16 +10,17 @@ from pydantic import BaseModel, Field
 from sqlalchemy import select
 
 from web.api import app_context
-from web.api.edge import MAX_ROW_ID
-from web.api.errors import ApiError
-from web.api.identity import current_visitor, signed_in_token, token_hash
-from web.api.lang import request_lang
-from web.api.request_input import RowId, body_doc, errors_doc, json_body
-from web.api.throttle import client_address
+from web.http import drafts
+from web.http.edge import MAX_ROW_ID
+from web.http.errors import ApiError
+from web.http.identity import current_visitor, request_account
+from web.http.lang import request_lang
+from web.http.request_input import RowId, body_doc, errors_doc, json_body
+from web.http.throttle import client_address
 from web.services import events as event_stream
 from web.services import submissions as service
 from web.services.submissions import SubmissionCreated, SubmissionOut, SubmissionSummary
-from web.store.db import LIVE, Submission, Visitor
+from web.store.db import LIVE, Submission, Visitor, token_hash
 
 router = APIRouter(prefix="/api")
 
@@ -37,7 +38,7 @@ class SubmissionList(BaseModel):
 def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
     """The submission, if this request may see it; looked up in the caller's session `s` (a
     second session per request would need two pooled connections per streaming client)."""
-    from web.api.identity import instructor_ok, request_token
+    from web.http.identity import instructor_ok, request_token
     sub = s.get(Submission, sid)
     if sub is not None and instructor_ok(request):
         return sub
@@ -53,7 +54,8 @@ def _own_submission(ctx, s, request: Request, sid: int) -> Submission:
 
 
 def _signed_in(request: Request) -> bool:
-    return "authorization" not in request.headers and signed_in_token(request) is not None
+    """A signed-in page or a personal token (judge.py submit): the account's limits."""
+    return request_account(request) is not None
 
 
 # ---------------------------------------------------------------- submissions
@@ -69,7 +71,7 @@ async def create_submission(request: Request) -> SubmissionCreated:
     ctx = app_context(request)
     st = ctx.settings
     body = await json_body(request, SubmissionIn, limit=service.body_limit(st.max_code_bytes))
-    problem = ctx.catalog.get(body.problem)
+    problem = drafts.find(request, body.problem)  # a draft is platform staff's only
     if problem is None:
         raise ApiError(404, "unknown_problem", f"there is no problem '{body.problem}'; "
                        "GET /api/problems lists them")
@@ -81,7 +83,7 @@ async def create_submission(request: Request) -> SubmissionCreated:
     if not account:
         service.check_address_rate(st, ctx.limits, address, lang)
     visitor = await anyio.to_thread.run_sync(current_visitor, request)
-    device = service.device_needed(st, problem)
+    device = service.device_needed(st, problem, body.code)
     stored = await anyio.to_thread.run_sync(
         service.store, ctx.db, st, visitor.id, problem.id, body.code, address, device, account,
         lang)

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Request
 from pydantic import BaseModel, Field
 
 from web.api import app_context
-from web.api.identity import current_visitor, get_or_create_visitor, new_token
-from web.api.request_input import body_doc, errors_doc, json_body
+from web.http.identity import current_visitor, get_or_create_visitor, new_token, request_account
+from web.http.request_input import body_doc, errors_doc, json_body
 from web.services.names import display_name
 from web.store.db import Visitor
 
@@ -35,9 +35,11 @@ def new_visitor(request: Request) -> dict:
 @router.get("/me", summary="The current visitor", tags=["visitors"])
 def get_me(request: Request) -> dict:
     v = current_visitor(request, create=False)
+    account = request_account(request)  # `judge.py login` checks its token here
+    name = account.username if account is not None else None
     if v is None:
-        return {"visitor_id": None, "display_name": None}
-    return {"visitor_id": v.id, "display_name": v.display_name}
+        return {"visitor_id": None, "display_name": None, "account": name}
+    return {"visitor_id": v.id, "display_name": v.display_name, "account": name}
 
 
 @router.put("/me", summary="Set your display name", tags=["visitors"],

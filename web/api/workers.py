@@ -21,9 +21,9 @@ from sqlalchemy import select
 
 from judge.judging.vocabulary import Event
 from web.api import app_context
-from web.api.edge import worker_token_refusal
-from web.api.errors import ApiError
-from web.api.request_input import RowId
+from web.http.edge import worker_token_refusal
+from web.http.errors import ApiError
+from web.http.request_input import RowId
 from web.jobs import worker_table as workers
 from web.jobs.runner import store_result, take_job
 from web.store.db import WorkerRow
@@ -35,7 +35,7 @@ VERDICTS = {"AC", "WA", "RE", "TLE", "MLE", "OLE", "CE", "IE"}
 
 
 def require_worker(request: Request) -> None:
-    # The edge (web.api.edge) already refused a wrong token before the body was read; checked again
+    # The edge (web.http.edge) already refused a wrong token before the body was read; checked again
     # here so that a route never depends on the middleware being installed.
     refusal = worker_token_refusal(app_context(request).settings.worker_token,
                                    request.headers.get(WORKER_HEADER))

@@ -1,2 +1,3 @@
-"""Courses: members with a role each (instructor, assistant, student), a join code or a roster,
-assignments with deadlines, and their gradebooks (web.store.assignment_book)."""
+"""Courses, without HTTP routes: members with a role each (instructor, assistant, student), a join
+code or a roster, assignments with deadlines (service), and where a student stands on each
+(standing; the gradebooks are web.store.assignment_book). Their pages are web/pages/courses.py."""

@@ -25,13 +25,33 @@ await esbuild.build({
     problem: "src/problem.js",
     submission: "src/submission.js",
     pages: "src/pages.js",
-    worker: "src/worker.js",
+    // KaTeX (270 kB): its own file, fetched only by a page whose text has math (math_loader.js)
+    math: "src/math.js",
     app: "src/app.css",
   },
   outdir: "../static/dist",
   bundle: true,
   minify: true,
   format: "esm",
+  target: ["es2020", "chrome100", "firefox100", "safari15"],
+  // KaTeX's fonts (app.css imports its stylesheet): files beside the bundle, loaded only by a
+  // page with math
+  loader: { ".py": "text", ".woff2": "file", ".woff": "file", ".ttf": "file" },
+  plugins: [pageFiles],
+  legalComments: "none",
+  logLevel: "info",
+});
+// The Python sandbox's two scripts, classic (not modules): the frame's (sandbox_frame.js), which
+// the server writes inline into the frame's document (web/pages/sandbox.py) and allows by its
+// hash, and the worker's (worker.js), which the frame starts from a blob. Chromium does not
+// start a module worker from a blob in an opaque origin; a classic one may still import()
+// modules from blobs, as the worker does Pyodide's.
+await esbuild.build({
+  entryPoints: { sandbox_frame: "src/sandbox_frame.js", worker: "src/worker.js" },
+  outdir: "../static/dist",
+  bundle: true,
+  minify: true,
+  format: "iife",
   target: ["es2020", "chrome100", "firefox100", "safari15"],
   loader: { ".py": "text" },
   plugins: [pageFiles],

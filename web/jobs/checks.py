@@ -1,5 +1,7 @@
 """`judge check` from the instructor page: one background run per problem, the last result kept
-in the data directory (cache/check-<id>.json) so the page can show it after a restart."""
+in the data directory (cache/check-<id>.json) so the page can show it after a restart, and beside
+the problem (judge.authoring.proof), where a check run from the command line is kept too: the
+page shows whichever ran last."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+from judge.authoring import proof
 from judge.problem import Problem
 from web.settings import Settings
 
@@ -31,6 +34,12 @@ class ProblemChecks:
         try:
             data = json.loads(self._path(problem.id).read_text())
         except (OSError, ValueError):
+            data = None
+        beside = proof.read(problem)
+        if beside is not None and (data is None or float(beside.get("started_at") or 0) >
+                                   float(data.get("started_at") or 0)):
+            data = beside
+        if data is None:
             return None
         data["current"] = data.get("version") == problem.version
         return data
@@ -48,19 +57,15 @@ class ProblemChecks:
 
     def _run(self, problem: Problem) -> None:
         started = time.time()
-        out: dict = {"state": "done", "started_at": started,
+        out: dict = {"state": "done", "started_at": started, "by": "instructor page",
                      "version": problem.version}
         try:
             from judge import check_problem
-            res = check_problem(problem)
-            out.update(ok=bool(res.ok), errors=list(res.errors), warnings=list(res.warnings),
-                       table=[{k: v for k, v in row.items() if k != "tests"}
-                              for row in res.table()])
+            out = proof.record(problem, check_problem(problem), started, by="instructor page")
         except Exception as exc:
             log.exception("judge check of problem %s failed", problem.id)
             out.update(ok=False, errors=[f"the check itself failed: {type(exc).__name__}: {exc}"],
-                       warnings=[], table=[])
-        out["seconds"] = round(time.time() - started, 1)
+                       warnings=[], table=[], seconds=round(time.time() - started, 1))
         path = self._path(problem.id)
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".tmp")

@@ -1,12 +1,18 @@
-"""Regrades: every student's latest graded submission of a problem, graded again at low priority
+"""Regrades: every submission of a problem that a gradebook counts (each student's best, which
+the practice gradebook counts, and each assignment's counted one), graded again at low priority
 (after the problem's tests changed, say), with a per-student verdict diff (AC->WA, ...) that an
-instructor reviews before students see the new results.
+instructor reviews before students see the new results. A regrade with nothing to grade is
+never made (it would only hold the pending slot and wait for an approval of nothing).
 
 A regrade job is a Submission row of kind "regrade" (priority below live submissions, shown only
 to instructors), so it goes through the same queue, leases and exactly-once report as any other.
 Approving copies each new report onto the student's submission; discarding leaves them as they
 were. The database is the only thing touched here, so `judge regrade --db URL` works without a
 running server (the server's reaper then queues the jobs).
+
+A course's "Regrade all" makes a regrade of that course (`course_id`): its students' counted
+submissions only, with a pending slot of its own per problem, decided by the course's
+instructors; the platform's regrade (no course) keeps its own slot.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ import json
 from collections import Counter
 from typing import Callable
 
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from judge.judging.vocabulary import Event
 from web.store.db import (
@@ -53,36 +59,60 @@ def system_visitor_id(db: Database) -> int:
         return v.id
 
 
-def start(db: Database, problem_id: str,
-          enqueue: Callable[[int, int], None] | None = None) -> dict:
-    """Queue a regrade of every student's latest graded submission of `problem_id`."""
+def counted(db: Database, problem_id: str) -> list[int]:
+    """The submissions of `problem_id` some gradebook counts: each visitor's best graded one
+    (web.store.gradebook's rule: an AC over any other verdict, then the score, the earliest
+    among equals) and each assignment's counted one (web.store.assignment_book)."""
+    from web.store.accounts import Assignment
+    from web.store.assignment_book import counted_submissions
+    best: dict[int, tuple] = {}
     with db.session() as s:
+        for sid, vid, verdict, score in s.execute(
+                select(Submission.id, Submission.visitor_id, Submission.verdict,
+                       Submission.score)
+                .where(Submission.kind == LIVE, Submission.problem_id == problem_id,
+                       Submission.status == DONE, Submission.verdict.is_not(None))
+                .order_by(Submission.id)):
+            rank = (verdict == "AC", score or 0.0)
+            if vid not in best or rank > best[vid][0]:
+                best[vid] = (rank, sid)
+        assignments = [a for a in s.scalars(select(Assignment).where(
+            Assignment.problems.contains(problem_id))) if problem_id in a.problem_ids]
+    ids = {sid for _, sid in best.values()}
+    for a in assignments:
+        ids.update(counted_submissions(db, a).get(problem_id, []))
+    return sorted(ids)
+
+
+def start(db: Database, problem_id: str,
+          enqueue: Callable[[int, int, str | None], None] | None = None, course_id: int | None = None,
+          submission_ids: list[int] | None = None) -> dict:
+    """Queue a regrade of the submissions of `problem_id` a gradebook counts (the platform's:
+    `counted`), or, for a course, of `submission_ids` (its students' counted submissions).
+    Each scope has its own pending slot: a course's regrade never blocks the platform's.
+    Nothing to regrade is a RegradeError, and no regrade is made."""
+    if submission_ids is None:
+        submission_ids = counted(db, problem_id)
+    with db.session() as s:
+        scope = (Regrade.course_id.is_(None) if course_id is None
+                 else Regrade.course_id == course_id)
         pending = s.scalar(select(Regrade.id).where(Regrade.problem_id == problem_id,
-                                                    Regrade.status == PENDING))
+                                                    Regrade.status == PENDING, scope))
         if pending is not None:
             raise RegradeError(409, "regrade_pending", f"regrade {pending} of problem "
                                f"{problem_id} awaits review: approve or discard it first")
-        latest = s.execute(
-            select(Submission.visitor_id, func.max(Submission.id))
-            .where(Submission.kind == LIVE, Submission.problem_id == problem_id,
-                   Submission.status == DONE)
-            .group_by(Submission.visitor_id)).all()
-        rg = Regrade(problem_id=problem_id, status=PENDING)
+        graded = (Submission.kind == LIVE, Submission.problem_id == problem_id,
+                  Submission.status == DONE)
+        latest = s.execute(select(Submission.visitor_id, Submission.id)
+                           .where(*graded, Submission.id.in_(submission_ids))).all()
+        if not latest:
+            raise RegradeError(409, "nothing_to_regrade", f"no graded submission of problem "
+                               f"{problem_id} is counted anywhere: there is nothing to regrade")
+        rg = Regrade(problem_id=problem_id, status=PENDING, course_id=course_id)
         s.add(rg)
         s.flush()
-        jobs = []
-        for visitor_id, sid in sorted(latest, key=lambda r: r[1]):
-            orig = s.get(Submission, sid)
-            job = Submission(visitor_id=visitor_id, problem_id=problem_id, code=orig.code,
-                             code_sha256=orig.code_sha256, status=QUEUED, kind=REGRADE,
-                             priority=REGRADE_PRIORITY, regrade_id=rg.id, regrade_of=sid,
-                             requires_device=orig.requires_device)
-            s.add(job)
-            s.flush()
-            db.add_event(s, job.id, Event.QUEUED, {"type": Event.QUEUED, "regrade": rg.id})
-            s.add(RegradeItem(regrade_id=rg.id, visitor_id=visitor_id, submission_id=sid,
-                              job_id=job.id, old_verdict=orig.verdict, old_score=orig.score))
-            jobs.append((job.id, job.requires_device))
+        jobs = [_queue_one(db, s, rg.id, visitor_id, sid)
+                for visitor_id, sid in sorted(latest, key=lambda r: r[1])]
         s.commit()
         rid = rg.id
     if enqueue is not None:
@@ -92,6 +122,21 @@ def start(db: Database, problem_id: str,
             except Exception:  # stored; the server's reaper queues it
                 break
     return summary(db, rid)
+
+
+def _queue_one(db: Database, s, regrade_id: int, visitor_id: int, sid: int) -> tuple:
+    """The regrade job of one student's submission, and its item; (job id, device)."""
+    orig = s.get(Submission, sid)
+    job = Submission(visitor_id=visitor_id, problem_id=orig.problem_id, code=orig.code,
+                     code_sha256=orig.code_sha256, status=QUEUED, kind=REGRADE,
+                     priority=REGRADE_PRIORITY, regrade_id=regrade_id, regrade_of=sid,
+                     requires_device=orig.requires_device)
+    s.add(job)
+    s.flush()
+    db.add_event(s, job.id, Event.QUEUED, {"type": Event.QUEUED, "regrade": regrade_id})
+    s.add(RegradeItem(regrade_id=regrade_id, visitor_id=visitor_id, submission_id=sid,
+                      job_id=job.id, old_verdict=orig.verdict, old_score=orig.score))
+    return job.id, job.requires_device
 
 
 def change(old: str | None, new: str | None) -> str:
@@ -108,7 +153,8 @@ def summary(db: Database, regrade_id: int, items: bool = True) -> dict:
             .join(Submission, Submission.id == RegradeItem.job_id)
             .join(Visitor, Visitor.id == RegradeItem.visitor_id, isouter=True)
             .where(RegradeItem.regrade_id == regrade_id).order_by(RegradeItem.id)).all()
-    out_items, changes = [], Counter()
+    out_items: list[dict] = []
+    changes: Counter[str] = Counter()
     graded = 0
     for item, job, name in rows:
         done = job.status == DONE
@@ -125,7 +171,8 @@ def summary(db: Database, regrade_id: int, items: bool = True) -> dict:
     state = rg.status
     if state == PENDING:
         state = "grading" if graded < len(rows) else "ready"
-    out = {"id": rg.id, "problem": rg.problem_id, "status": rg.status, "state": state,
+    out = {"id": rg.id, "problem": rg.problem_id, "course": rg.course_id,
+           "status": rg.status, "state": state,
            "total": len(rows), "graded": graded,
            "changed": sum(n for k, n in changes.items() if k != "same"),
            "changes": dict(sorted(changes.items())),
@@ -136,9 +183,13 @@ def summary(db: Database, regrade_id: int, items: bool = True) -> dict:
     return out
 
 
-def listing(db: Database, limit: int = 20) -> list[dict]:
+def listing(db: Database, limit: int = 20, course_id: int | None = None) -> list[dict]:
+    """The newest regrades: all of them, or one course's only."""
+    q = select(Regrade.id).order_by(Regrade.id.desc()).limit(limit)
+    if course_id is not None:
+        q = q.where(Regrade.course_id == course_id)
     with db.session() as s:
-        ids = list(s.scalars(select(Regrade.id).order_by(Regrade.id.desc()).limit(limit)))
+        ids = list(s.scalars(q))
     return [summary(db, i) for i in ids]
 
 

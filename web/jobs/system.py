@@ -63,6 +63,9 @@ class Doorbell:
 
 class _DoorbellWorker(Worker):
     doorbell: Doorbell
+    delay: float
+    default_delay: float
+    max_delay: float
 
     def loop(self, now=None):
         self._seen = self.doorbell.rings
@@ -208,10 +211,13 @@ class JobSystem:
         self._threads.append(t)
 
     def _supervise(self) -> None:
+        consumer = self.consumer
+        if consumer is None:  # started without grading threads: nothing to supervise
+            return
         ts = time.monotonic()
         while not self._stop.is_set():
             try:
-                ts = self.consumer.loop(ts)
+                ts = consumer.loop(ts)
             except ConsumerStopped:
                 return
             except Exception:

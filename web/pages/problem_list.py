@@ -11,6 +11,10 @@ problems it is rendered in well under 300 ms (tests/web_platform/test_problem_li
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from judge.problem import Problem
 
 DIFFICULTIES = ("easy", "medium", "hard")
 STATUSES = ("solved", "tried", "new")
@@ -40,7 +44,7 @@ class Filters:
 
 @dataclass
 class Row:
-    problem: object
+    problem: Problem
     book: str
     chapter: str
     status: str            # solved | tried | new
@@ -83,11 +87,31 @@ def _book(p) -> str:
     return src.book if src is not None and src.book else NATIVE_BOOK
 
 
+def tag_key(tag: str) -> str:
+    """One tag however a problem spells it ("KV cache", "kv-cache", "KV-Cache": "kv-cache"):
+    the handbook's front matter and the project's own problems write them differently."""
+    return "-".join(tag.lower().replace("_", " ").replace("-", " ").split())
+
+
+def tags_of(problem) -> list[str]:
+    return list(dict.fromkeys(tag_key(t) for t in problem.tags if tag_key(t)))
+
+
+def chapter_words(chapter: str) -> str:
+    """A chapter as a reader names it: the handbook's path of an imported problem
+    ("python/asyncio.md") as its words ("python · asyncio"); any other name as it is."""
+    if "/" not in chapter and not chapter.endswith(".md"):
+        return chapter
+    parts = [p.removesuffix(".md").replace("-", " ").replace("_", " ")
+             for p in chapter.strip("/").split("/") if p]
+    return " · ".join(p for p in parts if p) or chapter
+
+
 def _matches(row: Row, f: Filters) -> bool:
     p = row.problem
     if f.difficulty and p.difficulty != f.difficulty:
         return False
-    if f.tag and f.tag not in p.tags:
+    if f.tag and tag_key(f.tag) not in tags_of(p):
         return False
     if f.status and row.status != f.status:
         return False
@@ -97,12 +121,14 @@ def _matches(row: Row, f: Filters) -> bool:
 def build(problems, progress: dict, f: Filters) -> ProblemList:
     """Books in order (the platform's own first, then by name), chapters in the order of
     their first problem, problems by number."""
-    rows, tags, counts = [], {}, dict.fromkeys(STATUSES, 0)
+    rows: list[Row] = []
+    tags: dict[str, int] = {}
+    counts = dict.fromkeys(STATUSES, 0)
     for p in problems:
         cell = progress.get(p.id)
         status = status_of(cell)
         counts[status] += 1
-        for t in p.tags:
+        for t in tags_of(p):
             tags[t] = tags.get(t, 0) + 1
         titles = " ".join(p.titles.values())
         text = " ".join([p.id, p.slug, titles, p.chapter, _book(p), *p.tags]).lower()

@@ -2,73 +2,37 @@
 
 from __future__ import annotations
 
-from functools import partial
 from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
-from fastapi.templating import Jinja2Templates
 from sqlalchemy import select
 
-from judge.grading.environment import grading_python
-from judge.messages import LANGS, translate
 from web.accounts import sessions
 from web.accounts.service import staff_roles
-from web.api.edge import MAX_ROW_ID
-from web.api.identity import find_visitor, instructor_ok, instructor_token_matches, request_token
 from web.api.instructor import overview
-from web.api.lang import LANG_COOKIE, request_lang
+from web.courses.service import course_staff_sees
+from web.courses.standing import due_now
+from web.http import drafts
+from web.http.edge import MAX_ROW_ID
+from web.http.identity import find_visitor, instructor_ok, instructor_token_matches
 from web.pages import problem_list as listing_model
 from web.pages.markdown import highlight_python, pygments_css, render_markdown
+from web.pages.render import pick_lang, quiet_token, render, render_error_page
 from web.services.names import display_name
-from web.services.submissions import view
-from web.settings import TEMPLATES_DIR
-from web.store.db import LIVE, Submission, Visitor
+from web.services.page_runs import runs_in_page
+from web.services.submissions import iso_time, view
+from web.store.assignment_book import latest_books
+from web.store.db import LIVE, Submission, Visitor, utcnow
 from web.store.gradebook import gradebook, student_cells
 
 router = APIRouter(include_in_schema=False)
-templates = Jinja2Templates(directory=str(TEMPLATES_DIR))
-
-def pick_lang(request: Request) -> str:
-    return request_lang(request)
-
-
-def render(request: Request, name: str, http_status: int = 200, **ctx) -> HTMLResponse:
-    lang = pick_lang(request)
-    app_ctx = request.app.state.ctx
-    visitor = find_visitor(app_ctx.db, _token(request))
-    session = sessions.request_session(request)
-    # The "Instructor" link: for platform staff and a course's instructors and assistants only.
-    show_instructor = bool(session and (session.is_staff or
-                                        staff_roles(app_ctx.db, session.account) - {"student"}))
-    # The templates' words are English, looked up in the one table (judge/messages) by `_`; the
-    # grading Python is named where it is decided (judge.grading.environment), not in the text.
-    resp = templates.TemplateResponse(request, name, {
-        "lang": lang, "_": partial(translate, lang=lang), "grading_python": grading_python(),
-        "visitor": visitor, "build": app_ctx.build, "account": session.account if session else None,
-        "show_instructor": show_instructor, "oidc_enabled": app_ctx.settings.oidc_enabled,
-        "instructor_enabled": bool(app_ctx.settings.instructor_token), **ctx},
-        status_code=http_status)
-    if request.query_params.get("lang") in LANGS:
-        resp.set_cookie(LANG_COOKIE, lang, max_age=31536000, samesite="lax")
-    return resp
-
-
-def render_error_page(request: Request, status: int, message: str) -> HTMLResponse:
-    return render(request, "error.html", http_status=status, status_code=status, message=message)
-
-
-def _token(request: Request):
-    try:
-        return request_token(request)
-    except Exception:
-        return None
 
 
 def _progress(request: Request) -> dict:
     """The visitor's cells by problem id (attempts, best, latest: web.store.gradebook)."""
     ctx = request.app.state.ctx
-    v = find_visitor(ctx.db, _token(request))
+    v = find_visitor(ctx.db, quiet_token(request))
     return {} if v is None else student_cells(ctx.db, v.id)
 
 
@@ -82,17 +46,29 @@ def _solved_or_latest(cell) -> str | None:
 
 @router.get("/", response_class=HTMLResponse)
 def problem_list(request: Request):
-    ctx = request.app.state.ctx
     f = listing_model.Filters.from_query(request.query_params)
-    listing = listing_model.build(ctx.catalog.list(), _progress(request), f)
+    listing = listing_model.build(drafts.listing(request), _progress(request), f)
     return render(request, "problems.html", listing=listing, f=f,
                   difficulties=listing_model.DIFFICULTIES, statuses=listing_model.STATUSES)
+
+
+@router.get("/problems")
+def problems_index(request: Request):
+    """/problems is the problem list (a reader who trims a problem's address lands there)."""
+    query = request.url.query
+    return RedirectResponse("/" + (f"?{query}" if query else ""), status_code=308)
+
+
+def _cuda_needs_gpu(p) -> bool:
+    """A CUDA C++ problem the CPU emulator cannot grade: only a GPU worker gives it a verdict."""
+    from judge.grading.cpp.cuda import needs_gpu_worker
+    return needs_gpu_worker(p)
 
 
 @router.get("/problems/{ref}", response_class=HTMLResponse)
 def problem_page(request: Request, ref: str):
     ctx = request.app.state.ctx
-    p = ctx.catalog.get(ref)
+    p = drafts.find(request, ref)
     if p is None:
         return render_error_page(request, 404, f"There is no problem '{ref}'.")
     timeout_s = ctx.settings.browser_run_timeout_s
@@ -100,26 +76,54 @@ def problem_page(request: Request, ref: str):
         timeout_s = min(600.0, max(1.0, float(request.query_params["run_timeout"])))
     except (KeyError, ValueError):
         pass
+    in_page = runs_in_page(p)  # asyncio tests cannot run in the page: the server runs them
     statements = {lang: render_markdown(_without_title(p.statement(lang)))
                   for lang in (p.languages() or ["en"])}
     config = {
-        "problem": p.id, "slug": p.slug, "module": p.module, "browser": p.browser,
+        "problem": p.id, "slug": p.slug, "module": p.module, "browser": in_page,
         # the page cannot run these tests (numpy, torch): Run asks the server (not stored)
-        "server_run": not p.browser,
+        "server_run": not in_page,
+        "server_run_why": None if in_page else "event loop" if p.browser else "packages",
         "download_name": f"{p.id}-{p.slug}.py", "api": f"/api/problems/{p.id}",
-        "worker": ctx.build.get("worker_url"), "pyodide": ctx.build.get("pyodide_url"),
+        # the page's Python: its sandbox frame (which holds the worker) and what it may read
+        "sandbox": ctx.build.get("sandbox_url"), "snapshot": ctx.build.get("snapshot"),
+        "pyodide": ctx.build.get("pyodide_url"),
         "wheels": ctx.build.get("wheels", []),
         "editor_wheels": ctx.build.get("editor_wheels", []), "timeout_s": timeout_s,
         "max_code_bytes": ctx.settings.max_code_bytes, "lang": pick_lang(request),
+        # KaTeX, for the statement's and the explanation's math (fetched only if there is any)
+        "math_js": ctx.build.get("math_js"),
     }
     status = _solved_or_latest(_progress(request).get(p.id))
+    visitor = find_visitor(ctx.db, quiet_token(request))
+    now = utcnow()
+    due = due_now(ctx.db, visitor.id if visitor else None, p.id, now)
     # The explanation gives the answer away, so it waits for the visitor's own AC.
     explanations = {lang: render_markdown(text) for lang in statements
                     if status == "AC" and (text := p.explanation(lang))}
     return render(request, "problem.html", p=p, statements=statements, config=config,
-                  status=status, explanations=explanations,
+                  in_page=in_page, cuda_needs_gpu=_cuda_needs_gpu(p),
+                  status=status, explanations=explanations, due=due, server_now=iso_time(now),
+                  draft=p.config.draft and not drafts.published(ctx, p),
                   chapter_url=chapter_url(p.chapter, pick_lang(request)),
                   explanation_locked=status != "AC" and p.explanation("zh") is not None)
+
+
+@router.get("/problems/{ref}/explanation")
+def explanation_fragment(request: Request, ref: str):
+    """The worked explanation's HTML by language, for the page to open right after the
+    visitor's AC (it was there only after a reload); refused until the visitor has one."""
+    from fastapi.responses import JSONResponse
+    p = drafts.find(request, ref[:100])
+    if p is None:
+        return JSONResponse({"error": {"code": "unknown_problem"}}, status_code=404)
+    if _solved_or_latest(_progress(request).get(p.id)) != "AC":
+        return JSONResponse({"error": {"code": "not_solved", "message": "the explanation "
+                                       "opens once one of your submissions is accepted"}},
+                            status_code=403)
+    out = {lang: render_markdown(text) for lang in (p.languages() or ["en"])
+           if (text := p.explanation(lang))}
+    return JSONResponse({"explanations": out}, headers={"Cache-Control": "private, no-store"})
 
 
 # The handbook's chapter each problem's chapter name stands for (its pages in each language).
@@ -144,7 +148,7 @@ def _without_title(markdown: str) -> str:
 
 @router.get("/problems/{ref}/starter.py", response_class=PlainTextResponse)
 def starter_file(request: Request, ref: str):
-    p = request.app.state.ctx.catalog.get(ref)
+    p = drafts.find(request, ref)
     if p is None:
         return PlainTextResponse(f"no problem {ref}\n", status_code=404)
     return PlainTextResponse(p.starter_source, headers={
@@ -154,7 +158,7 @@ def starter_file(request: Request, ref: str):
 @router.get("/submissions", response_class=HTMLResponse)
 def history_page(request: Request):
     ctx = request.app.state.ctx
-    v = find_visitor(ctx.db, _token(request))
+    v = find_visitor(ctx.db, quiet_token(request))
     rows = []
     if v is not None:
         with ctx.db.session() as s:
@@ -171,7 +175,7 @@ async def set_name_form(request: Request):
     raw = (form.get("display_name") or [""])[0]
     name = display_name(raw) if raw.strip() else None  # blank: no name (the same rule as PUT)
     ctx = request.app.state.ctx
-    from web.api.identity import current_visitor
+    from web.http.identity import current_visitor
     v = current_visitor(request)
     with ctx.db.session() as s:
         row = s.get(Visitor, v.id)
@@ -182,13 +186,12 @@ async def set_name_form(request: Request):
 
 @router.get("/submissions/{sid}", response_class=HTMLResponse)
 def submission_page(request: Request, sid: int):
-    from web.courses.routes import course_staff_sees
     if not 1 <= sid <= MAX_ROW_ID:  # a number the database cannot hold is no submission
         return render_error_page(request, 404, f"There is no submission {sid} among yours.")
     ctx = request.app.state.ctx
     with ctx.db.session() as s:
         sub = s.get(Submission, sid)
-        v = find_visitor(ctx.db, _token(request))
+        v = find_visitor(ctx.db, quiet_token(request))
         mine = v is not None and sub is not None and sub.visitor_id == v.id and \
             (sub.kind or LIVE) == LIVE
         if sub is None or (not mine and not instructor_ok(request) and not (
@@ -230,6 +233,7 @@ def instructor_page(request: Request):
     return render(request, "instructor.html",
                   o=overview(ctx, RecentFilter.from_query(request.query_params)),
                   book=gradebook(ctx.db, [p.id for p in ctx.catalog.list()]),
+                  assignment_books=latest_books(ctx.db),
                   verdict_choices=[*NAMES, *STATES])
 
 
@@ -240,6 +244,22 @@ def instructor_check_form(request: Request, ref: str):
     if instructor_ok(request) and p is not None:
         ctx.checks.start(p)
     return RedirectResponse("/instructor", status_code=303)
+
+
+@router.post("/instructor/publish/{ref}")
+def instructor_publish(request: Request, ref: str):
+    """Publish a draft before any `judge check` of it passed (the instructor vouches for it)."""
+    ctx = request.app.state.ctx
+    p = ctx.catalog.get(ref[:100])
+    if not instructor_ok(request):
+        return RedirectResponse("/instructor", status_code=303)
+    if p is None:
+        return render_error_page(request, 404, f"There is no problem '{ref}'.")
+    account = sessions.request_account(request)
+    drafts.publish(ctx, p, by=account.username if account else "instructor token")
+    back = str(request.query_params.get("back") or "")
+    return RedirectResponse(f"/problems/{p.id}" if back == "problem" else "/instructor",
+                            status_code=303)
 
 
 @router.get("/instructor/regrade/{ref}", response_class=HTMLResponse)
@@ -253,8 +273,9 @@ def instructor_regrade_confirm(request: Request, ref: str):
         return render_error_page(request, 404, f"There is no problem '{ref}'.")
     return render(request, "confirm.html", action=f"/instructor/regrade/{p.id}",
                   back="/instructor#regrades",
-                  question="Regrade every student's latest submission of {problems}? The new "
-                  "results stay hidden until approved on the instructor page.",
+                  question="Regrade every submission of {problems} a gradebook counts (each "
+                  "student's best, and each assignment's counted one)? The new results stay "
+                  "hidden until approved on the instructor page.",
                   values={"problems": p.id})
 
 

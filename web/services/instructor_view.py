@@ -9,7 +9,7 @@ import hashlib
 import json
 from dataclasses import dataclass
 
-from sqlalchemy import func, or_, select
+from sqlalchemy import ColumnElement, func, or_, select
 
 from web.store.accounts import Account
 from web.store.db import LIVE, QUEUED, RUNNING, Regrade, Submission, Visitor
@@ -54,7 +54,7 @@ def _where(stmt, f: RecentFilter):
     if f.student:
         # a username or a display name (part of it, any case), or "#12" / "12": a visitor's id
         like = "%" + f.student.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
-        conds = [Account.username.ilike(like, escape="\\"),
+        conds: list[ColumnElement[bool]] = [Account.username.ilike(like, escape="\\"),
                  Visitor.display_name.ilike(like, escape="\\")]
         digits = f.student.lstrip("#")
         if digits.isdigit():

@@ -16,8 +16,8 @@ from datetime import timedelta
 from sqlalchemy import func, select
 
 from judge.messages import translate
-from web.api.throttle import SlidingWindow
 from web.services import Refused
+from web.services.limits import SlidingWindow
 from web.store.db import LIVE, QUEUED, RUNNING, Submission, utcnow
 
 
@@ -45,6 +45,7 @@ class PracticeLimits:
                     "you already have {n} submissions waiting or being graded (at most {cap}); "
                     "wait for one to finish", lang, n=active + self.running.get(visitor_id, 0),
                     cap=settings.max_queued_per_visitor), headers={"Retry-After": "5"})
+            wait: float | None
             if recent >= settings.rate_limit_count:
                 wait = int(settings.rate_limit_window_s)
             else:

@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 
 from judge.judging.vocabulary import Event
 from judge.messages import translate
+from web.courses.standing import submission_standing
 from web.services import Refused
 from web.settings import Settings
 from web.store.db import ADDRESS_CHARS, LIVE, QUEUED, RUNNING, Database, Submission, utcnow
@@ -74,6 +75,10 @@ class SubmissionOut(SubmissionSummary):
     report: dict | None = Field(default=None, description="the grading core's Report once done")
     attempts: int = 0
     code: str | None = None
+    assignments: list[dict] = Field(
+        default_factory=list, description="what this submission counts for in each of its "
+        "author's assignments with the problem: phase (open: in full; late window: `counts` of "
+        "its score; not open, closed: not at all), by the server's clock when it was made")
 
 
 def summary(sub: Submission) -> SubmissionSummary:
@@ -85,9 +90,11 @@ def summary(sub: Submission) -> SubmissionSummary:
 
 def view(db: Database, s: Session, sub: Submission, with_code: bool = True) -> SubmissionOut:
     """The submission as the API and the pages show it (`code` left out unless asked)."""
+    counted = submission_standing(db, sub.visitor_id, sub.problem_id, sub.created_at) \
+        if (sub.kind or LIVE) == LIVE else []
     return SubmissionOut(**summary(sub).model_dump(), queue_position=db.queue_position(s, sub),
                          report=sub.report, attempts=sub.attempts,
-                         code=sub.code if with_code else None)
+                         code=sub.code if with_code else None, assignments=counted)
 
 
 def created(sid: int, position: int | None) -> SubmissionCreated:
@@ -192,10 +199,18 @@ def store(db: Database, settings: Settings, visitor_id: int, problem_id: str, co
         return Stored(sub.id, position)
 
 
-def device_needed(settings: Settings, problem) -> str | None:
+def device_needed(settings: Settings, problem, code: str | None = None) -> str | None:
     """A problem that needs a GPU goes to the GPU workers' queue (distributed mode only: the
-    embedded workers take every job)."""
-    return "cuda" if settings.distributed and "cuda" in (problem.requires or []) else None
+    embedded workers take every job). A CUDA C++ problem needs one only where the CPU
+    emulator cannot grade it (its files, or this submission's `code`, use what the emulator
+    does not model: judge/grading/cpp/cuda.py); elsewhere any worker grades it, a GPU worker
+    with nvcc, a CPU worker on the emulator."""
+    if not settings.distributed:
+        return None
+    if getattr(problem, "language", "python") == "cuda":
+        from judge.grading.cpp.cuda import emulator_gaps, needs_gpu_worker
+        return "cuda" if needs_gpu_worker(problem) or (code and emulator_gaps(code)) else None
+    return "cuda" if "cuda" in (problem.requires or []) else None
 
 
 def enqueue(jobs, submission_id: int, device: str | None) -> bool:

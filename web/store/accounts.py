@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text, UniqueConstraint, false
 from sqlalchemy.orm import Mapped, mapped_column
 
-from web.store.db import Base, utcnow
+from web.store.base import Base, utcnow
 
 INSTRUCTOR, ASSISTANT, STUDENT = "instructor", "assistant", "student"
 ROLES = (INSTRUCTOR, ASSISTANT, STUDENT)
@@ -35,6 +35,10 @@ class Account(Base):
     # "issuer|subject" of an OIDC identity, when the account came from one.
     oidc_subject: Mapped[str | None] = mapped_column(String(400), nullable=True, unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    # Set when someone else reset the password (a temporary one they know): every page asks
+    # for a new one until it is changed (web.pages.account_settings).
+    must_change_password: Mapped[bool] = mapped_column(Boolean, default=False,
+                                                       server_default=false())
 
 
 class AuthSession(Base):
@@ -67,9 +71,24 @@ class Membership(Base):
     __table_args__ = (UniqueConstraint("course_id", "account_id"),)
 
 
+class CourseInvitation(Base):
+    """A course's offer to an existing account (added by username, or listed on a roster): the
+    account joins, with this role, only when it accepts. A course's staff never enrol an account
+    that did not ask, so their role cannot reach an account's other courses."""
+    __tablename__ = "course_invitations"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"),
+                                            index=True)
+    role: Mapped[str] = mapped_column(String(16), default=STUDENT)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    __table_args__ = (UniqueConstraint("course_id", "account_id"),)
+
+
 class RosterEntry(Base):
-    """A student the instructor listed (roster CSV): the account whose username is this student
-    ID joins the course as a student, under this name, when it signs in."""
+    """A student the instructor listed (roster CSV). An account made later with this username
+    joins the course as a student; one that existed already is invited (CourseInvitation). The
+    name is the course's own word for the student, shown in the course, never the account's."""
     __tablename__ = "roster_entries"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"),
@@ -99,3 +118,76 @@ class Assignment(Base):
     @property
     def problem_ids(self) -> list[str]:
         return [p for p in self.problems.split(",") if p]
+
+
+class ApiToken(Base):
+    """A personal token an account made on its account page, for `judge.py submit`: a
+    submission sent with it is the account's, as one made in its signed-in page. Only the
+    token's hash is kept; it is shown once, when made. Revoking deletes the row."""
+    __tablename__ = "api_tokens"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"),
+                                            index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True, index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    last_used_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class ProblemPublication(Base):
+    """A draft problem (problem.toml `draft = true`, as `judge new` writes it) an instructor
+    published before any `judge check` of it passed: students see it from then on. A draft that
+    passed a check needs no row (web.http.drafts)."""
+    __tablename__ = "problem_publications"
+    problem_id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    published_by: Mapped[str] = mapped_column(String(64))
+    published_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class LtiContext(Base):
+    """An LMS course (LTI 1.3 context) mapped to one of ours: made by its instructor's first
+    launch; a student's launch joins the mapped course (the LMS vouches for the enrolment)."""
+    __tablename__ = "lti_contexts"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    deployment_id: Mapped[str] = mapped_column(String(300))
+    context_id: Mapped[str] = mapped_column(String(300))
+    course_id: Mapped[int] = mapped_column(ForeignKey("courses.id", ondelete="CASCADE"))
+    __table_args__ = (UniqueConstraint("issuer", "deployment_id", "context_id"),)
+
+
+class LtiResource(Base):
+    """An LMS resource link mapped to one of our assignments, with the line item its scores go
+    to (Assignment and Grade Services), when the LMS gave one."""
+    __tablename__ = "lti_resources"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    issuer: Mapped[str] = mapped_column(String(300))
+    deployment_id: Mapped[str] = mapped_column(String(300))
+    resource_link_id: Mapped[str] = mapped_column(String(300))
+    assignment_id: Mapped[int] = mapped_column(ForeignKey("assignments.id", ondelete="CASCADE"))
+    lineitem_url: Mapped[str | None] = mapped_column(String(1000), nullable=True)
+    __table_args__ = (UniqueConstraint("issuer", "deployment_id", "resource_link_id"),)
+
+
+class LtiScoreSent(Base):
+    """The last score sent to the LMS for one student on one resource link (a score is sent
+    again only when it changes)."""
+    __tablename__ = "lti_scores_sent"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    resource_id: Mapped[int] = mapped_column(ForeignKey("lti_resources.id", ondelete="CASCADE"))
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id", ondelete="CASCADE"))
+    score_percent: Mapped[float] = mapped_column(Float)
+    sent_at: Mapped[datetime] = mapped_column(default=utcnow)
+    __table_args__ = (UniqueConstraint("resource_id", "account_id"),)
+
+
+class LtiNonce(Base):
+    """A launch's state (login initiation to launch, one use) or an id token's nonce (seen once:
+    a replayed launch is refused). Rows past `expires_at` are swept."""
+    __tablename__ = "lti_nonces"
+    value_hash: Mapped[str] = mapped_column(String(64), primary_key=True)
+    kind: Mapped[str] = mapped_column(String(8))          # "state" or "nonce"
+    issuer: Mapped[str] = mapped_column(String(300))
+    # for a state: the nonce the launch must carry, and the target it was asked for
+    nonce: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    expires_at: Mapped[datetime] = mapped_column()

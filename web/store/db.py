@@ -12,9 +12,10 @@ check (kind "parity", which must run on a CUDA worker).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from contextlib import contextmanager
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from sqlalchemy import (
@@ -31,10 +32,13 @@ from sqlalchemy import (
     text,
     update,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, sessionmaker
+from sqlalchemy.orm import Mapped, Session, mapped_column, sessionmaker
 
 from judge.judging.vocabulary import Event
+from web.store import accounts  # noqa: F401  (its tables are part of the schema)
+from web.store.base import Base, utcnow
 from web.store.lease import LeaseOwner
+from web.store.migrate import add_missing_columns, upgrade
 from web.store.news import SubmissionNews
 
 QUEUED, RUNNING, DONE = "queued", "running", "done"
@@ -44,13 +48,9 @@ LIVE_PRIORITY, REGRADE_PRIORITY = 10, 0   # higher is graded first
 ADDRESS_CHARS = 64
 
 
-def utcnow() -> datetime:
-    """Naive UTC (SQLite keeps no time zone)."""
-    return datetime.now(timezone.utc).replace(tzinfo=None)
-
-
-class Base(DeclarativeBase):
-    pass
+def token_hash(token: str) -> str:
+    """A token as it is stored (a visitor's, a personal one's): its SHA-256, never the token."""
+    return hashlib.sha256(token.encode()).hexdigest()
 
 
 class Visitor(Base):
@@ -142,6 +142,8 @@ class Regrade(Base):
     __tablename__ = "regrades"
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     problem_id: Mapped[str] = mapped_column(String(32), index=True)
+    # The course whose "Regrade all" made it (its students only), or None: the platform's own.
+    course_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
     status: Mapped[str] = mapped_column(String(16), default="pending")
     note: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
@@ -207,9 +209,7 @@ class Database:
     def create_all(self) -> None:
         """The schema up to date: the Alembic migrations, then any table or column a model has
         without one yet (web.store.migrate)."""
-        from web.store import accounts  # noqa: F401  (its tables are part of the schema)
-        from web.store.migrate import add_missing_columns, upgrade
-        upgrade(self.engine)
+        upgrade(self.engine, Base.metadata)
         Base.metadata.create_all(self.engine)
         add_missing_columns(self.engine, Base.metadata)
 

@@ -60,7 +60,8 @@ def _add(cell: Cell, sub_id: int, status: str, verdict: str | None, score: float
     """Rows arrive oldest first, so the last one seen is the latest and a tie keeps the first."""
     cell.attempts += 1
     graded = status == DONE and verdict is not None
-    mark = Mark(sub_id, verdict if graded else status, score if graded else None)
+    mark = Mark(sub_id, verdict if graded and verdict is not None else status,
+                score if graded else None)
     cell.latest = mark
     if graded and (cell.best is None or _rank(mark) > _rank(cell.best)):
         cell.best = mark

@@ -13,7 +13,8 @@ import logging
 from pathlib import Path
 
 from sqlalchemy import MetaData, inspect, text
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.schema import DefaultClause, FetchedValue
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,10 @@ def _config(connection):
 
 def head_revision() -> str:
     from alembic.script import ScriptDirectory
-    return ScriptDirectory(str(ALEMBIC_DIR)).get_current_head()
+    head = ScriptDirectory(str(ALEMBIC_DIR)).get_current_head()
+    if head is None:
+        raise RuntimeError(f"no migration in {ALEMBIC_DIR}")
+    return head
 
 
 def current_revision(engine: Engine) -> str | None:
@@ -42,8 +46,9 @@ def current_revision(engine: Engine) -> str | None:
         return MigrationContext.configure(conn).get_current_revision()
 
 
-def upgrade(engine: Engine) -> None:
-    """Bring the database to the newest revision (a pre-Alembic one is stamped 0001 first)."""
+def upgrade(engine: Engine, metadata: MetaData) -> None:
+    """Bring the database to the newest revision (a pre-Alembic one is stamped 0001 first, its
+    missing columns added from `metadata`: web.store.db's Base's)."""
     from alembic import command
     if current_revision(engine) == head_revision():
         return
@@ -52,8 +57,7 @@ def upgrade(engine: Engine) -> None:
             cfg = _config(conn)
             if inspect(conn).has_table("submissions") and \
                     not inspect(conn).has_table("alembic_version"):
-                from web.store.db import Base
-                add_missing_columns(conn, Base.metadata, only=LEGACY_TABLES)
+                add_missing_columns(conn, metadata, only=LEGACY_TABLES)
                 command.stamp(cfg, "0001")
             command.upgrade(cfg, "head")
     except Exception:
@@ -62,7 +66,7 @@ def upgrade(engine: Engine) -> None:
             raise
 
 
-def add_missing_columns(engine: Engine, metadata: MetaData,
+def add_missing_columns(engine: Engine | Connection, metadata: MetaData,
                         only: tuple[str, ...] | None = None) -> list[str]:
     """Add the model columns a table lacks; the "table.column" names added. `engine` may be a
     connection (inside a migration)."""
@@ -79,7 +83,7 @@ def add_missing_columns(engine: Engine, metadata: MetaData,
             ddl = (f"ALTER TABLE {prep.quote(table.name)} ADD COLUMN {prep.quote(col.name)} "
                    f"{col.type.compile(dialect=engine.dialect)}")
             if col.server_default is not None:
-                ddl += f" DEFAULT {col.server_default.arg.text}"
+                ddl += f" DEFAULT {_default_sql(col.server_default, engine.dialect)}"
             elif not col.nullable and not col.primary_key:
                 ddl += " NULL"  # older rows have no value; the model fills new ones
             if not isinstance(engine, Engine):  # a migration's connection: its transaction
@@ -96,3 +100,12 @@ def add_missing_columns(engine: Engine, metadata: MetaData,
             log.info("database: added column %s.%s", table.name, col.name)
             added.append(f"{table.name}.{col.name}")
     return added
+
+
+def _default_sql(default: FetchedValue, dialect) -> str:
+    """A column's server default as DDL (text("..."), false(), or a plain string)."""
+    if not isinstance(default, DefaultClause):
+        raise TypeError(f"a server default this module cannot write: {default!r}")
+    if isinstance(default.arg, str):
+        return "'" + default.arg.replace("'", "''") + "'"
+    return str(default.arg.compile(dialect=dialect))

@@ -15,7 +15,8 @@ import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from judge.grading.suite_run import RESULTS, child_env
+from judge.grading.child_env import child_env
+from judge.grading.suite_run import RESULTS
 from judge.grading.workdir import View
 from judge.judging import python_ast
 from judge.judging.child_log import read_capped

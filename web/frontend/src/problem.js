@@ -2,6 +2,7 @@
 // Run (public tests in the page's Python) and Submit (the server) are run_submit.js.
 import { EditorView, basicSetup } from "codemirror";
 import { python, localCompletionSource, globalCompletion } from "@codemirror/lang-python";
+import { cpp } from "@codemirror/lang-cpp";
 import { keymap } from "@codemirror/view";
 import { Prec } from "@codemirror/state";
 import { indentUnit } from "@codemirror/language";
@@ -16,6 +17,7 @@ import { tr, setLabels } from "./i18n.js";
 import { translateMessage } from "./report_text.js";
 import { mobileTabs } from "./layout.js";
 import { TestsTab, showExperiment, translateStatic } from "./panels.js";
+import { renderMathLater } from "./math_loader.js";
 
 const config = JSON.parse(document.getElementById("config").textContent);
 const starter = JSON.parse(document.getElementById("starter").textContent);
@@ -28,6 +30,11 @@ const submitBtn = $("submit");
 // Run and Submit answer in panels of their own, so a Run never hides a verdict still coming.
 const submitPanel = $("submit-results");
 const stopBtn = $("stop");
+// The problem's language (the editor's data-language: python, cpp, cuda). A C++ or CUDA C++
+// problem is compiled on the server: its editor has the C++ mode and Run is a practice run there.
+const language = $("editor").dataset.language || "python";
+const native = language !== "python";
+const SUFFIX = { python: ".py", cpp: ".cpp", cuda: ".cu" };
 translateStatic();
 const testsTab = new TestsTab({ pane: document.querySelector(".statement-pane"), tabStatement: $("tab-statement"), tabTests: $("tab-tests"), panel: $("tests-pane") });
 // Failures link to the public test's line in the Tests tab.
@@ -93,25 +100,30 @@ function splitText(split) {
 
 // ------------------------------------------------------------------ the editor
 
+// Python: its mode, the page's Python for completion (jedi's answer alone when it has one: the
+// language's own sources would add builtins and repeat the names jedi gives, issue 12), syntax
+// errors and signatures. C++: its mode (no page compiler: the server's report marks the lines).
+function languageSupport() {
+  if (native) return [cpp(), indentUnit.of("  ")];
+  return [python(), indentUnit.of("    "), autocompletion({ override: [pageCompletions] }),
+    linter(syntaxErrors, { delay: 400 }), signatureHelp(py)];
+}
+
 let saveTimer = null;
 const view = new EditorView({
   doc: localStorage.getItem(draftKey) ?? starter,
   parent: $("editor"),
   extensions: [
     basicSetup,
-    python(),
+    ...languageSupport(),
     EditorView.lineWrapping,
-    indentUnit.of("    "),
     keymap.of([indentWithTab]),
     Prec.highest(keymap.of([{ key: "Mod-Enter", run: () => (runTests(), true) }, { key: "Mod-s", run: () => (saveDraft(), true) }])),
-    // jedi's answer alone when it has one: the language's own sources would add builtins and
-    // repeat the names jedi already gives (issue 12).
-    autocompletion({ override: [pageCompletions] }),
     // the textbox's accessible name (the wrapper's label does not reach the contenteditable)
-    EditorView.contentAttributes.of({ "aria-label": $("editor").getAttribute("aria-label") || tr("Code editor") }),
-    linter(syntaxErrors, { delay: 400 }),
+    // tabindex: the editor's scroller is a keyboard-reachable region by its content (axe's
+    // scrollable-region-focusable does not count contenteditable alone)
+    EditorView.contentAttributes.of({ "aria-label": $("editor").getAttribute("aria-label") || tr("Code editor"), tabindex: "0" }),
     lintGutter(),
-    signatureHelp(py),
     EditorView.updateListener.of((u) => {
       if (u.focusChanged && u.view.hasFocus) py.wantEditor();
       if (u.docChanged) {
@@ -235,7 +247,7 @@ async function loadProblem() {
   setLabels(problem.labels); // its observation labels in the reader's language
   timings.problemLoadedMs = performance.now();
   links.files = problem.public_tests || {};
-  studentCode.file = `${problem.module}.py`;
+  studentCode.file = `${problem.module}${SUFFIX[language] || ".py"}`;
   testsTab.setFiles(links.files);
   showExperiment($("experiment"), problem.experiment);
   // /problems/143#test-source:public/test_x.py:12 (the submission page's links) opens that line
@@ -275,8 +287,9 @@ stopBtn.addEventListener("click", () => {
 });
 submitBtn.addEventListener("click", submit);
 $("download").addEventListener("click", () => {
-  const blob = new Blob([code()], { type: "text/x-python" });
-  const a = el("a", { href: URL.createObjectURL(blob), download: config.download_name });
+  const blob = new Blob([code()], { type: native ? "text/x-c++src" : "text/x-python" });
+  const name = native ? config.download_name.replace(/\.py$/, SUFFIX[language]) : config.download_name;
+  const a = el("a", { href: URL.createObjectURL(blob), download: name });
   document.body.append(a);
   a.click();
   setTimeout(() => (URL.revokeObjectURL(a.href), a.remove()), 1000);
@@ -304,7 +317,12 @@ document.addEventListener("keydown", (ev) => {
   }
 });
 py.onBusy = updateRunButton;
-if (!config.browser) {
-  statusLine.textContent = tr("This problem's tests need numpy or torch, which the page does not have: Run sends the public tests to the server (a practice run: not stored, no score).");
+if (native) {
+  statusLine.textContent = tr("C++: Run compiles your file with the tests on the server and runs the example cases (a practice run: not stored, no score).");
+} else if (!config.browser) {
+  statusLine.textContent = config.server_run_why === "event loop"
+    ? tr("This problem's tests wait on an event loop (asyncio), which the page's Python cannot do: Run sends the public tests to the server (a practice run: not stored, no score).")
+    : tr("This problem's tests need numpy or torch, which the page does not have: Run sends the public tests to the server (a practice run: not stored, no score).");
 }
+renderMathLater(config.math_js);
 loadProblem();

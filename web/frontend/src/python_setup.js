@@ -1,8 +1,8 @@
 // How the page's Python is set up before its first Run, shared by the worker (worker.js) and the
 // build (make_snapshot.js, run under node by scripts/build_frontend.sh): the build takes a memory
 // snapshot of exactly the Python the worker would make, so a first visit restores it instead of
-// importing pytest. Whatever changes here changes the snapshot's key (snapshotKey), so a snapshot
-// of another setup is never restored.
+// importing pytest. Whatever changes here changes the snapshot's name (buildSnapshotName), so a
+// snapshot of another setup is never restored.
 // The judge's files the page runner needs (judge/judging, judge/browser, judge/runner), bundled by build.mjs.
 import pageFiles from "page-files";
 

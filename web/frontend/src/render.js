@@ -92,6 +92,12 @@ export function failureBox(f, { title, test = null, links = null, timeoutS = nul
   return el("div", { class: "first-failure" }, el("div", { class: "ff-title" }, title || tr("First failure")), ...rows);
 }
 
+const ORIGINS = {
+  browser: "in your browser (public tests)",
+  practice: "practice run on the server (public tests, not stored)",
+  server: "server verdict",
+};
+
 export function renderReport(container, report, { origin = "server", note = null, links = null, timeoutS = null, code = null, hints = null } = {}) {
   container.replaceChildren();
   if (!report) return;
@@ -99,10 +105,11 @@ export function renderReport(container, report, { origin = "server", note = null
     verdictBadge(report.verdict),
     el("span", { class: "verdict-name" }, verdictName(report.verdict)),
     report.score !== undefined && report.score !== null
-      ? el("span", { class: "score" }, origin === "browser"
+      ? el("span", { class: "score" }, origin !== "server"
         ? tr("public tests passed (practice, not the score): {p}%", { p: Math.round(report.score * 100) })
         : `${tr("score")} ${Math.round(report.score * 100)}%`) : null,
-    el("span", { class: "origin" }, origin === "browser" ? tr("in your browser (public tests)") : tr("server verdict")),
+    // only a submission's verdict is the server's verdict: a practice run there counts for nothing
+    el("span", { class: "origin" }, ORIGINS[origin] ? tr(ORIGINS[origin]) : tr("server verdict")),
   );
   container.append(head);
   if (note) container.append(el("p", { class: "note" }, note));

@@ -7,6 +7,8 @@ import { tr } from "./i18n.js";
 import { translateMessage } from "./report_text.js";
 import { announce } from "./layout.js";
 import { showExperiment } from "./panels.js";
+import { standingNote } from "./deadlines.js";
+import { renderMathLater } from "./math_loader.js";
 
 // page: config, py (the PyWorker), timings, the elements (results, submitPanel, runBtn, stopBtn,
 // submitBtn, statusLine, experiment), code() (the editor's text), problem() (GET /api/problems/{id},
@@ -53,7 +55,7 @@ export function runAndSubmit(page) {
         box.append(el("p", { class: "banner warn" }, translateMessage((body.error && body.error.message) || `HTTP ${r.status}`, tr)));
       } else {
         // after the report: renderReport empties the box it draws in
-        renderReport(box, body.report, { origin: "server", ...page.report });
+        renderReport(box, body.report, { origin: "practice", ...page.report });
         box.prepend(el("p", { class: "banner info practice-run" }, tr("Practice run on the server: the public tests only, not stored, no score.")));
         page.markFailure(body.report);
         announce(verdictAnnouncement(tr("Run"), body.report && body.report.verdict));
@@ -77,9 +79,37 @@ export function runAndSubmit(page) {
     return true;
   }
 
+  // A button disabled while it works drops the keyboard's focus to the page's body (16 Tabs back
+  // to Run): give it back once the button works again, unless the reader went elsewhere.
+  function keepFocus(button) {
+    const had = document.activeElement === button;
+    return () => {
+      const lost = !document.activeElement || document.activeElement === document.body;
+      if (had && lost && !button.disabled) button.focus();
+    };
+  }
+
   async function runTests() {
-    if (!config.browser) return runOnServer();
+    if (!config.browser) return runOnServerKeepingFocus();
     if (runBtn.disabled) return;
+    const refocus = keepFocus(runBtn);
+    try {
+      await runInPage();
+    } finally {
+      refocus();
+    }
+  }
+
+  async function runOnServerKeepingFocus() {
+    const refocus = keepFocus(runBtn);
+    try {
+      await runOnServer();
+    } finally {
+      refocus();
+    }
+  }
+
+  async function runInPage() {
     if (tooBig(page.code(), results)) return;
     const problem = page.problem(); // not null: Run is disabled until it is loaded
     runBtn.disabled = true;
@@ -138,6 +168,15 @@ export function runAndSubmit(page) {
   // ---------------------------------------------------------------- Submit
 
   async function submit() {
+    const refocus = keepFocus(submitBtn);
+    try {
+      await submitCode();
+    } finally {
+      refocus();
+    }
+  }
+
+  async function submitCode() {
     const text = page.code();
     if (tooBig(text, submitPanel)) return;
     submitBtn.disabled = true;
@@ -162,13 +201,23 @@ export function runAndSubmit(page) {
       submitPanel.replaceChildren(link, live, box);
       const progress = new LiveProgress(live);
       progress.setStatus(`${tr("queued, position")} ${body.queue_position ?? "?"}`);
+      // What it counts for (on time, late at 80 %...) is settled when it is stored: asked now,
+      // shown with the verdict; a failure only leaves the note out.
+      const standing = fetch(`/api/submissions/${body.id}`, { cache: "no-store" })
+        .then((resp) => (resp.ok ? resp.json() : {}))
+        .then((sub) => sub.assignments || [], () => []);
       // The server gone mid-grading: Submit works again at once, the verdict comes when it is back.
       const data = await followSubmission(body.id, progress, () => {}, { onLost: () => (submitBtn.disabled = false) });
       timings.lastSubmitMs = performance.now() - started;
       live.remove();
       renderReport(box, data.report, { origin: "server", ...page.report });
+      const note = standingNote(await standing, el);
+      const head = box.querySelector(".report-head");
+      if (note && head) head.after(note);
+      else if (note) box.prepend(note);
       page.markFailure(data.report);
       announce(verdictAnnouncement(tr("Submit"), data.report && data.report.verdict));
+      if (data.report && data.report.verdict === "AC") openExplanation();
       const exp = data.report && data.report.experiment;
       const problem = page.problem();
       if (exp && exp.yours) showExperiment(page.experiment, problem && problem.experiment ? problem.experiment : exp, exp.yours);
@@ -178,6 +227,33 @@ export function runAndSubmit(page) {
     } finally {
       submitBtn.disabled = false;
     }
+  }
+
+  // An accepted submission opens the worked explanation where the locked note stood (it came
+  // only with a reload): the server sends it once the visitor has the AC.
+  async function openExplanation() {
+    const locked = document.querySelector(".explanation-locked");
+    if (!locked) return;
+    let body = null;
+    try {
+      const r = await fetch(`/problems/${encodeURIComponent(config.problem)}/explanation`, { cache: "no-store" });
+      body = r.ok ? await r.json() : null;
+    } catch {}
+    if (!body || !body.explanations) return;
+    const shown = document.querySelector("article.statement:not([hidden]):not(.explanation)");
+    const langs = Object.keys(body.explanations);
+    const want = shown ? shown.dataset.lang : config.lang;
+    const lang = langs.includes(want) ? want : langs[0];
+    for (const l of langs) {
+      const article = el("article", { class: "statement explanation", "data-lang": l, lang: l === "zh" ? "zh" : "en", hidden: langs.length > 1 && l !== lang });
+      const heading = el("h2", {}, tr("Explanation"));
+      article.innerHTML = body.explanations[l]; // the problem's own text, rendered by the server
+      article.prepend(heading);
+      locked.before(article);
+    }
+    locked.remove();
+    renderMathLater(config.math_js);
+    announce(tr("The worked explanation is open under the statement."));
   }
 
   return { runTests, submit, updateRunButton };

@@ -22,7 +22,8 @@ function blockCell(b, diff) {
 }
 
 function chips(items, cls, diff) {
-  const list = el("div", { class: `tl-chips${diff ? " tl-diff" : ""}`, role: "list" });
+  // a list only when there is something in it: role=list must hold listitems
+  const list = el("div", { class: `tl-chips${diff ? " tl-diff" : ""}`, role: items.length ? "list" : null });
   if (!items.length) list.append(el("span", { class: "tl-empty" }, tr("(empty)")));
   for (const x of items) list.append(el("span", { class: `tl-chip ${cls}`, role: "listitem" }, String(x)));
   return list;

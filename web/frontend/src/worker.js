@@ -1,51 +1,73 @@
-// The page's Python: Pyodide in a module Web Worker. The page terminates this worker when a run
-// takes too long (an endless loop cannot be interrupted otherwise) and starts a fresh one.
+// The page's Python: Pyodide in a (classic) Web Worker, made from a blob inside the problem page's
+// sandbox frame (sandbox_frame.js): its origin is opaque and its policy allows no network, so the
+// code it runs (the editor's, perhaps someone else's) cannot act as the viewer. The page
+// terminates it (removes the frame) when a run takes too long, as an endless loop cannot be
+// interrupted otherwise, and starts a fresh one.
 //
-// Messages in:  init {pyodideURL, wheels}, load-editor {editorWheels},
-//               files {module, handbook, python (the grading Python, "3.11")},
-//               run {id, spec}, complete {id, code, line, col}, signature {id, code, line, col},
-//               lint {id, code}
-// Messages out: status {text}, ready {ms, split}, snapshot-saved {ms, bytes}, editor-ready {ms}, result {id, result},
-//               answer {id, value}, fatal {message}
+// Messages (sandbox_protocol.js, checked on receipt): in init {pyodideURL, wheels, snapshot},
+// load-editor, files, run, complete, signature, lint, fetched; out status, ready, editor-ready,
+// result, answer, fatal, fetch.
 import {
-  AFTER_RESTORE, ED_DIR, buildSnapshotName, importRunner, installWheels, packFiles, pyOptions,
-  sitePackages, unpackFiles, writePageFiles,
+  AFTER_RESTORE, ED_DIR, buildSnapshotName, importRunner, installWheels, pyOptions, unpackFiles,
+  writePageFiles,
 } from "./python_setup.js";
+import { TO_PYTHON, checked } from "./sandbox_protocol.js";
 
 let py = null;
 let editorReady = false;
 let moduleName = "solution";
 let chain = Promise.resolve();
+// The completion engine's load, once asked (see loadEditor): not on the chain.
+let editorLoad = null;
 
 function post(msg) {
   self.postMessage(msg);
 }
 
-// A memory snapshot of this Python taken right after pytest and the page runner were imported,
-// kept in the browser's Cache Storage: a reload restores it instead of unpacking the wheels and
-// importing pytest again (most of the cold start). Keyed by this bundle's URL (its ?v= is the
-// bundle's hash, and the page runner's files and EDITOR_PY are in the bundle), Pyodide's version
-// and the wheels' URLs (their names carry their versions), so a rebuild takes a fresh one.
-// A first visit finds the same snapshot made by the build (make_snapshot.js) beside Pyodide, and
-// keeps a copy of it in Cache Storage; only where that is missing does it start Python cold.
-const SNAP_CACHE = "kvp-python-snapshot";
+// ------------------------------------------------------------------ files, through the page
 
-async function snapshotKey(version, pyodideURL, wheels) {
-  const text = [self.location.href, version, pyodideURL, ...wheels].join("\n");
-  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
-  const hex = [...new Uint8Array(digest)].map((b) => b.toString(16).padStart(2, "0")).join("");
-  return new URL(`/kvp-python-snapshot/${hex.slice(0, 24)}/`, self.location.href).href;
-}
+// Everything this worker reads (Pyodide's files, the wheels, the build's snapshot) the page
+// fetches for it: `fetch` here asks the page, which answers only the files it offered (a
+// snapshot only when it is the one the server publishes) and says whether it came from the
+// page's Cache Storage. The browser's own fetch would be refused anyway (connect-src 'none').
+const asked = new Map();
+let nextAsk = 1;
 
-async function openSnapshotCache() {
+function pageFetch(input) {
+  let url;
   try {
-    return self.caches ? await self.caches.open(SNAP_CACHE) : null;
+    url = new URL(String(input instanceof Request ? input.url : input)).href;
   } catch {
-    return null; // no Cache Storage here (an insecure origin, a private window): the build's snapshot each time
+    return Promise.resolve(new Response(null, { status: 400 })); // only absolute URLs are offered
   }
+  const id = nextAsk++;
+  return new Promise((resolve) => {
+    asked.set(id, resolve);
+    post({ type: "fetch", id, url });
+  });
 }
 
-// Python from a memory snapshot: `memory` may still be downloading (Pyodide fetches and compiles
+function answerFetch({ id, status, body, mime, from }) {
+  const resolve = asked.get(id);
+  if (!resolve) return;
+  asked.delete(id);
+  const headers = { "content-type": mime || "application/octet-stream", "x-kvp-from": from || "network" };
+  resolve(new Response(status === 200 ? body : null, { status, headers }));
+}
+
+self.fetch = pageFetch;
+
+// A module the page fetched, imported from a blob (scripts load from blobs only).
+async function importFetched(url) {
+  const r = await pageFetch(url);
+  if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
+  const blob = new Blob([await r.text()], { type: "text/javascript" });
+  return import(/* @vite-ignore */ URL.createObjectURL(blob));
+}
+
+// ------------------------------------------------------------------ starting Python
+
+// Python from the build's memory snapshot: `memory` may still be on its way (Pyodide compiles
 // its wasm meanwhile), `files` is the packed site-packages that goes with it.
 async function restoreFrom(loadPyodide, pyodideURL, memory, files) {
   const t0 = performance.now();
@@ -59,16 +81,6 @@ async function restoreFrom(loadPyodide, pyodideURL, memory, files) {
   return { pyodide_ms: t1 - t0, files_ms: performance.now() - t1 };
 }
 
-async function restoreCached(loadPyodide, pyodideURL, cache, key) {
-  const t0 = performance.now();
-  const [mem, files] = await Promise.all([cache.match(`${key}memory`), cache.match(`${key}files`)]);
-  if (!mem || !files) return null;
-  const [memBuf, filesBuf] = await Promise.all([mem.arrayBuffer(), files.arrayBuffer()]);
-  const t1 = performance.now();
-  const split = await restoreFrom(loadPyodide, pyodideURL, new Uint8Array(memBuf), filesBuf);
-  return { source: "snapshot", read_ms: t1 - t0, ...split };
-}
-
 class NoBuildSnapshot extends Error {}
 
 async function bytesOf(response) {
@@ -76,32 +88,33 @@ async function bytesOf(response) {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-// The snapshot the build made (scripts/build_frontend.sh), next to Pyodide, named by what made it.
-// Only its answer's status is awaited before Pyodide starts (a build without one goes cold at
-// once); its body downloads while Pyodide fetches and compiles the wasm.
-async function restoreBuilt(loadPyodide, pyodideURL, version, wheels) {
+// The snapshot the build made (scripts/build_frontend.sh), as the server publishes it: restored
+// only when its name is the one this bundle computes (a snapshot of another setup never is).
+// The page answers it from its Cache Storage ("snapshot") or the server ("build"), and only when
+// its digest is the published one. Only the memory's status is awaited before Pyodide starts.
+async function restoreBuilt(loadPyodide, pyodideURL, version, wheels, snapshot) {
   const t0 = performance.now();
   const name = await buildSnapshotName(version, wheels.map((u) => u.slice(u.lastIndexOf("/") + 1)));
-  const base = new URL(`../snapshot/${name}`, pyodideURL).href;
-  const filesResponse = fetch(`${base}.files`);
-  filesResponse.catch(() => {});
-  const memResponse = await fetch(`${base}.memory`);
-  if (memResponse.status === 404) throw new NoBuildSnapshot(`${base}.memory: not built`);
+  if (!snapshot || snapshot.name !== name) throw new NoBuildSnapshot(`no snapshot named ${name}`);
+  const filesResponse = pageFetch(snapshot.files);
+  const memResponse = await pageFetch(snapshot.memory);
+  if (memResponse.status === 404) throw new NoBuildSnapshot(`${snapshot.memory}: not offered`);
+  const source = memResponse.headers.get("x-kvp-from") === "cache" ? "snapshot" : "build";
   let fetchMs = 0;
   const memory = bytesOf(memResponse).then((b) => ((fetchMs = performance.now() - t0), b));
   const files = filesResponse.then(bytesOf);
   memory.catch(() => {});
   files.catch(() => {});
   const split = await restoreFrom(loadPyodide, pyodideURL, memory, files);
-  return { split: { source: "build", fetch_ms: fetchMs, ...split }, memory: await memory, files: await files };
+  return { source, [source === "snapshot" ? "read_ms" : "fetch_ms"]: fetchMs, ...split };
 }
 
-async function coldStart(loadPyodide, pyodideURL, wheels, snapshot) {
+async function coldStart(loadPyodide, pyodideURL, wheels) {
   const t0 = performance.now();
   // Downloaded while Pyodide starts.
   const fetched = fetchWheels(wheels);
   fetched.catch(() => {});
-  py = await loadPyodide({ ...pyOptions(pyodideURL), ...(snapshot ? { _makeSnapshot: true } : {}) });
+  py = await loadPyodide(pyOptions(pyodideURL));
   const t1 = performance.now();
   post({ type: "status", text: "Loading pytest…" });
   installWheels(py, await fetched);
@@ -113,88 +126,54 @@ async function coldStart(loadPyodide, pyodideURL, wheels, snapshot) {
 
 function fetchWheels(wheels) {
   return Promise.all(wheels.map(async (url) => {
-    const r = await fetch(url);
+    const r = await pageFetch(url);
     if (!r.ok) throw new Error(`${url}: HTTP ${r.status}`);
     return new Uint8Array(await r.arrayBuffer());
   }));
 }
 
-async function store(cache, key, mem, files, ms) {
-  for (const old of await cache.keys()) {
-    if (!old.url.startsWith(key)) await cache.delete(old);
-  }
-  await cache.put(`${key}files`, new Response(files));
-  await cache.put(`${key}memory`, new Response(mem));
-  post({ type: "snapshot-saved", ms, bytes: mem.length + files.length });
+// Pyodide's two scripts, fetched by the page and imported from blobs; its wasm, standard
+// library and lock file come through `fetch` (pageFetch). Pyodide refuses a classic worker,
+// which it recognises by a working importScripts; this one is classic only because Chromium
+// starts no module worker from a blob in an opaque origin, and loads nothing by importScripts.
+async function pyodideLoader(pyodideURL) {
+  self.importScripts = () => {
+    throw new Error("importScripts: the page's Python loads no script");
+  };
+  const asm = importFetched(`${pyodideURL}pyodide.asm.mjs`).then((m) => m.default);
+  asm.catch(() => {});
+  const { loadPyodide, version } = await importFetched(`${pyodideURL}pyodide.mjs`);
+  return { version, load: (options) => loadPyodide({ ...options, createPyodideModule: asm }) };
 }
 
-// Taken before any Run (the message chain waits for it), stored without holding up the next one.
-function saveSnapshot(cache, key) {
-  const t0 = performance.now();
-  const mem = py.makeMemorySnapshot();
-  const files = packFiles(py, sitePackages(py));
-  store(cache, key, mem, files, performance.now() - t0)
-    .catch((e) => console.warn("kvp: the Python snapshot was not stored:", String(e)));
-}
-
-async function init({ pyodideURL, wheels }) {
+async function init({ pyodideURL, wheels, snapshot }) {
   const t0 = performance.now();
   post({ type: "status", text: "Loading Python (Pyodide)…" });
-  const { loadPyodide, version } = await import(/* @vite-ignore */ `${pyodideURL}pyodide.mjs`);
-  const cache = await openSnapshotCache();
-  const key = cache ? await snapshotKey(version, pyodideURL, wheels) : null;
+  const { load, version } = await pyodideLoader(pyodideURL);
   let split = null;
-  if (cache) {
-    try {
-      split = await restoreCached(loadPyodide, pyodideURL, cache, key);
-    } catch (e) {
-      console.warn("kvp: the saved Python snapshot did not restore:", String(e));
-      // A snapshot this Pyodide cannot restore (another build, a truncated entry): start from
-      // the build's, or cold, and keep a new one.
-      await cache.delete(`${key}memory`).catch(() => {});
-      split = null;
-    }
+  try {
+    split = await restoreBuilt(load, pyodideURL, version, wheels, snapshot);
+  } catch (e) {
+    if (!(e instanceof NoBuildSnapshot)) console.warn("kvp: the build's Python snapshot did not restore:", String(e));
+    split = null;
   }
-  let built = null;
-  if (!split) {
-    try {
-      built = await restoreBuilt(loadPyodide, pyodideURL, version, wheels);
-      split = built.split;
-    } catch (e) {
-      if (!(e instanceof NoBuildSnapshot)) console.warn("kvp: the build's Python snapshot did not restore:", String(e));
-      built = null;
-      split = null;
-    }
-  }
-  let fresh = false;
-  if (!split) {
-    split = await coldStart(loadPyodide, pyodideURL, wheels, !!cache);
-    fresh = !!cache;
-  }
+  if (!split) split = await coldStart(load, pyodideURL, wheels);
   split.total_ms = performance.now() - t0;
   post({ type: "ready", ms: split.total_ms, split });
-  if (built && cache) {
-    // The build's snapshot, kept for the next visit as a cold start's would be; after the first
-    // idle moment, so that it never delays a Run.
-    setTimeout(() => store(cache, key, built.memory, built.files, 0)
-      .catch((e) => console.warn("kvp: the Python snapshot was not stored:", String(e))), 0);
-  } else if (fresh) {
-    try {
-      saveSnapshot(cache, key);
-    } catch (e) {
-      // Python holds something a snapshot cannot carry: the next load starts cold again.
-      console.warn("kvp: no Python snapshot taken:", String(e));
-    }
-  }
 }
 
 // Completion comes second: the page asks for it once the student starts editing, so that
-// unpacking jedi (4.8 MB) does not delay the first Run.
+// unpacking jedi (4.8 MB) does not delay the first Run. It loads beside the chain, not on it:
+// a Run pressed meanwhile (the usual first Run: the student clicked into the editor, then
+// pressed Run) starts at its next pause instead of after it (was 1.7-9.7 s, later Runs 0.2-0.7).
+// Its wheels are pure Python and land in site-packages, which a Run never imports from.
 async function loadEditor(editorWheels) {
   const t0 = performance.now();
   if (editorReady || !editorWheels || !editorWheels.length) return;
   try {
     await py.loadPackage(editorWheels, { messageCallback: () => {}, errorCallback: () => {} });
+    // a Run that came during the unpacking goes first: importing jedi is another second
+    await new Promise((resolve) => setTimeout(resolve, 0));
     py.runPython("import jedi");
     editorReady = true;
     post({ type: "editor-ready", ms: performance.now() - t0 });
@@ -246,7 +225,7 @@ async function handle(msg) {
         setFiles(msg);
         break;
       case "load-editor":
-        await loadEditor(msg.editorWheels);
+        editorLoad = editorLoad || loadEditor(msg.editorWheels);
         break;
       case "run":
         run(msg);
@@ -275,5 +254,9 @@ async function handle(msg) {
 }
 
 self.onmessage = (ev) => {
-  chain = chain.then(() => handle(ev.data));
+  const msg = checked(TO_PYTHON, ev.data);
+  if (!msg) return;
+  // The page's answers to this worker's fetches go straight through: init waits for them.
+  if (msg.type === "fetched") answerFetch(msg);
+  else chain = chain.then(() => handle(msg));
 };

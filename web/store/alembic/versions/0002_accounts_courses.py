@@ -13,6 +13,12 @@ depends_on = None
 
 
 def upgrade() -> None:
+    _accounts()
+    _courses()
+
+
+def _accounts() -> None:
+    """Who signs in: accounts and their sessions."""
     op.create_table(
         "accounts",
         sa.Column("id", sa.Integer, primary_key=True),
@@ -34,6 +40,10 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime, nullable=False),
         sa.Column("expires_at", sa.DateTime, nullable=False))
     op.create_index("ix_auth_sessions_account_id", "auth_sessions", ["account_id"])
+
+
+def _courses() -> None:
+    """A course, who is in it (members, the roster) and what it assigns."""
     op.create_table(
         "courses",
         sa.Column("id", sa.Integer, primary_key=True),
