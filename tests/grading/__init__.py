@@ -1,1 +1,2 @@
-"""Tests of grading on the host: grade(), time limits, hidden-test concealment, warm graders, imported problems."""
+"""Tests of grading on the host: grade(), time limits, hidden-test concealment, warm graders,
+imported problems graded whole."""

@@ -1,7 +1,7 @@
 """The submission's classes as real types, graded in the sandboxes: the shape-kit fixture problem
 (tests/fixtures/handbook_types) proves itself, and wrong files (a metaclass that says every object
 is an instance, a Row that is not a Sequence, a descriptor that does not validate) are not accepted.
-The proxy's side of the same shapes, without a sandbox: test_imported_types_*.py."""
+The proxy's side of the same shapes, without a sandbox: tests/runner/test_proxy_types_*.py."""
 
 from __future__ import annotations
 

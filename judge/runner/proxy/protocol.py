@@ -1,6 +1,6 @@
 """The call proxy's protocol, declared once: its message kinds and their keys, its request ops
 and which side may be asked each, its value tags. Both endpoints check every frame against these
-tables before anything acts on it (`check_message`), and tests/grading/test_proxy_protocol.py
+tables before anything acts on it (`check_message`), and tests/runner/test_proxy_protocol.py
 fails when a kind, op or tag used anywhere in the proxy is not declared here.
 
 Frames are wire.py's (a 4-byte length, then JSON; its caps). A message is a JSON object whose

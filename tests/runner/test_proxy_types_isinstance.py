@@ -3,7 +3,8 @@ docs/IMPORTED_GRADING.md): `isinstance(v + w, Vector)`, a class of the student's
 collections.abc.Sequence, and what the submission cannot do with it: make `isinstance` answer by
 its own metaclass, or make one of the tests' classes a base of its own. The submission side is
 `judge_runner.proxy.serve` in a plain subprocess; the tests hold a guarded endpoint, as graded. The other
-shapes: test_imported_types_descriptors.py, _subclasses.py, _annotations.py, _graded.py."""
+shapes: test_proxy_types_descriptors.py, _subclasses.py, _annotations.py and, graded,
+tests/grading/test_imported_types_graded.py."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ from served_submission import served_endpoint  # noqa: F401  (a fixture)
 from judge.runner.proxy import Endpoint
 from judge.runner.proxy.wire import Channel, WireError, encode_array
 
-from .test_imported_numpy import served  # noqa: F401  (the fixture)
+from .test_proxy_numpy import served  # noqa: F401  (the fixture)
 
 VIEWS = """
 import numpy as np
