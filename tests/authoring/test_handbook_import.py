@@ -48,7 +48,7 @@ def _cache(tmp_path_factory, monkeypatch):
 @pytest.fixture(scope="module")
 def bank(tmp_path_factory) -> Path:
     """Every fixture imported once into <tmp>/problems (read-only for the tests using it).
-    Unchecked: the judge check tests below prove its two problems, and test_judge_check.py
+    Unchecked: the judge check tests below prove its two problems, and test_check_command.py
     proves an import's default check (a checked import here graded each problem twice)."""
     root = tmp_path_factory.mktemp("bank")
     assert judge_main(["import", str(HANDBOOK), "--problems", str(root / "problems"),

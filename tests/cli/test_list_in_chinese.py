@@ -2,7 +2,7 @@
 in English ("easy") in an otherwise Chinese table."""
 
 
-from cli.test_judge_cli import env, practice  # noqa: F401
+from cli.test_command_line import env, practice  # noqa: F401
 
 
 def test_practice_list_in_chinese_names_the_difficulty_in_chinese(env):  # noqa: F811
@@ -15,7 +15,7 @@ def test_practice_list_in_chinese_names_the_difficulty_in_chinese(env):  # noqa:
 
 
 def test_judge_list_in_chinese_names_the_difficulty_in_chinese(env):  # noqa: F811
-    from cli.test_judge_cli import judge
+    from cli.test_command_line import judge
     out = judge(env, "list", "--lang", "zh")
     row = next(line for line in out.stdout.splitlines() if "lru-cache" in line)
     assert "简单" in row and "easy" not in row, row

@@ -12,7 +12,7 @@ import pytest
 from judge.cli.console import Console, print_report
 from judge.judging.bounded import MAX_REPORT_BYTES
 
-from grading.test_judge_grading import FIRST, cache, patched, problem, run  # noqa: F401  (fixtures)
+from grading.test_grade_end_to_end import FIRST, cache, patched, problem, run  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 

@@ -17,7 +17,7 @@ from judge.judging import clock
 from judge.judging.clock import PhaseClock, PhaseUse, Stop, TimeLimits, grading_cap, slept
 from judge.sandbox.usage import Usage
 
-from grading.test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, cache, problem, run  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 

@@ -19,7 +19,7 @@ import pytest
 
 from judge.judging.child_log import ChildLog
 
-from grading.test_judge_grading import PROBLEM_DIR, REFERENCE, by_name, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, by_name, cache, problem, run  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 

@@ -25,8 +25,8 @@ from judge import grade
 from judge.cli.console import Console, print_report
 from web.app import create_app
 
-from grading.test_judge_grading import PROBLEM_DIR, REFERENCE, cache, problem  # noqa: F401
-from web_platform.test_web_api import make_settings
+from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, cache, problem  # noqa: F401
+from web_platform.test_api import make_settings
 
 TARGET = "hidden/test_hidden.py::test_capacity_one"
 

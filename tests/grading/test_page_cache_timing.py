@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from grading.test_judge_grading import PROBLEM_DIR, REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, cache, problem, run  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 

@@ -14,7 +14,7 @@ from judge.judging.clock import GRACE_S, SUITE_FACTOR, PhaseClock, TimeLimits
 from judge.problem import LimitsConfig
 from judge.sandbox.usage import Usage
 
-from grading.test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, cache, problem, run  # noqa: F401
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 

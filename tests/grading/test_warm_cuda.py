@@ -20,7 +20,7 @@ from judge.sandbox import Limits, run_sandboxed
 from judge.sandbox.bwrap import CUDA_SYS
 from judge.sandbox.forkserver import WarmUnavailable, warm_possible
 
-from grading.test_judge_grading import problem  # noqa: F401
+from grading.test_grade_end_to_end import problem  # noqa: F401
 from grading.test_warm_grader import scratch  # noqa: F401  (a fixture)
 
 pytestmark = pytest.mark.skipif(not warm_possible()[0], reason=str(warm_possible()[1]))

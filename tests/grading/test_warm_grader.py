@@ -18,7 +18,7 @@ from judge.grading import warm_pool
 from judge.sandbox import Limits, run_sandboxed
 from judge.sandbox.forkserver import warm_possible
 
-from grading.test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
+from grading.test_grade_end_to_end import FIRST, REFERENCE, cache, problem  # noqa: F401
 
 pytestmark = pytest.mark.skipif(not warm_possible()[0], reason=str(warm_possible()[1]))
 

@@ -18,7 +18,7 @@ from judge.judging.test_id import TestId
 from judge.judging.test_verdict import Redactor
 from judge.judging.vocabulary import Event
 
-from grading.test_judge_grading import REFERENCE, by_name, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, by_name, cache, problem, run  # noqa: F401
 
 A, B = "t.py::test_a", "t.py::test_b"
 REF = {f"public/{n}": {"outcome": "passed", "observations": [{"label": "x", "value": 1}]}

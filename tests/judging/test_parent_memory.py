@@ -18,7 +18,7 @@ import tracemalloc
 from judge.judging.bounded import MAX_LINE_BYTES, MAX_RUN_VALUES, nesting_depth
 from judge.judging.child_log import ChildLog
 
-from grading.test_judge_grading import REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, cache, problem, run  # noqa: F401
 
 TEST = "t.py::test_a"
 

@@ -11,7 +11,7 @@ import shutil
 from judge import load_problem, public_expectations
 from judge.cli.console import Console, print_report
 
-from grading.test_judge_grading import FIXTURES, REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import FIXTURES, REFERENCE, cache, problem, run  # noqa: F401
 
 REPLAY = r'''
 EXPECTED = %r

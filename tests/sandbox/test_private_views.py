@@ -21,7 +21,7 @@ from judge import grade
 from judge.grading.workdir import View, remove_orphans
 from judge.sandbox import Limits, grants, probe_layers, run_sandboxed, scratchfs
 
-from grading.test_judge_grading import FIRST, REFERENCE, cache, problem  # noqa: F401
+from grading.test_grade_end_to_end import FIRST, REFERENCE, cache, problem  # noqa: F401
 
 VICTIM = REFERENCE + "\nimport time\ntime.sleep(2.5)  # SECRET-VICTIM-CODE\n"
 LOOT = REFERENCE + r'''

@@ -16,7 +16,7 @@ import pytest
 
 from judge.judging.bounded import SCRATCH_FILES
 
-from grading.test_judge_grading import FIRST, REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import FIRST, REFERENCE, cache, problem, run  # noqa: F401
 
 SIGNAL_AND_LISTEN = r'''
 import os as _o, sys as _s, time as _t

@@ -17,7 +17,7 @@ from web.accounts import service, sessions
 from web.app import create_app
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, make_settings
+from web_platform.test_api import ACCEPTED, make_settings
 
 pytestmark = pytest.mark.slow
 N = 50

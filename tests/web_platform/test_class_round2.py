@@ -12,7 +12,7 @@ from fastapi.testclient import TestClient
 from web.app import create_app
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+from web_platform.test_api import ACCEPTED, TOKEN, make_settings, wait_done
 
 JSON = {"Origin": ORIGIN}
 

@@ -21,7 +21,7 @@ from web.store.accounts import Account, Assignment
 from web.store.db import DONE, LIVE, Regrade, Submission
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+from web_platform.test_api import ACCEPTED, TOKEN, make_settings, wait_done
 
 JSON = {"Origin": "http://testserver"}
 

@@ -26,7 +26,7 @@ from web.app import create_app
 from web.store.accounts import Account, LtiContext, Membership
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, make_settings, wait_done
+from web_platform.test_api import ACCEPTED, make_settings, wait_done
 
 CLIENT_ID, DEPLOYMENT = "kvp-tool", "dep-1"
 CLAIM = "https://purl.imsglobal.org/spec/lti/claim/"

@@ -25,7 +25,7 @@ from web.app import create_app
 from web.store.accounts import Account, AuthSession
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import make_settings
+from web_platform.test_api import make_settings
 
 with warnings.catch_warnings():  # deprecated for joserfc since authlib 1.6; here since 1.3
     warnings.simplefilter("ignore")

@@ -21,7 +21,7 @@ from web.http.headers import PAGE_POLICY, sandbox_policy
 from web.settings import STATIC_DIR
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import make_settings
+from web_platform.test_api import make_settings
 
 BUILD = front_end_build()
 pytestmark = pytest.mark.skipif(not BUILD["sandbox_script"], reason="the front end is not built")

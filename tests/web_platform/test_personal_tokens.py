@@ -23,7 +23,7 @@ from web.store.assignment_book import student_view
 from web.store.db import Submission, Visitor
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+from web_platform.test_api import ACCEPTED, TOKEN, make_settings, wait_done
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ from web.app import create_app
 from web.settings import Settings
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import wait_done
+from web_platform.test_api import wait_done
 
 HTML = {"Accept": "text/html"}
 BUDGET_S = 0.300

@@ -15,7 +15,7 @@ from web.app import create_app
 from web.store.gradebook import gradebook_csv, safe_cell
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+from web_platform.test_api import ACCEPTED, TOKEN, make_settings, wait_done
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
 HOSTILE_NAME = "=HYPERLINK(\"http://evil\")"

@@ -10,7 +10,7 @@ from fastapi.testclient import TestClient
 from web.app import create_app
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, TOKEN, assert_error, make_settings, wait_done
+from web_platform.test_api import ACCEPTED, TOKEN, assert_error, make_settings, wait_done
 
 WORKER_TOKEN = "worker-secret-token-0123"
 

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from web.app import create_app
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import TOKEN, make_settings
+from web_platform.test_api import TOKEN, make_settings
 
 WORKER_TOKEN = "worker-secret-token-0123"
 

@@ -13,7 +13,7 @@ from web.app import create_app
 from web.services import events as event_stream
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, make_settings
+from web_platform.test_api import ACCEPTED, make_settings
 
 
 def core_like(problem, source, on_event) -> dict:

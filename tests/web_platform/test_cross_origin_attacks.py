@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from web.app import create_app
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import TOKEN, make_settings
+from web_platform.test_api import TOKEN, make_settings
 
 STATE_CHANGING = {"POST", "PUT", "PATCH", "DELETE"}
 EVIL = "http://evil.example"

@@ -28,7 +28,7 @@ from web.store.accounts import Account, AuthSession
 from web.store.db import Submission
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, TOKEN, make_settings, wait_done
+from web_platform.test_api import ACCEPTED, TOKEN, make_settings, wait_done
 
 PASSWORD = "correct horse battery"
 JSON = {"Origin": ORIGIN}

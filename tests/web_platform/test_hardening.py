@@ -20,7 +20,7 @@ from web.ops_cli import print_regrade
 from web.services.names import terminal_safe
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, TOKEN, assert_error, make_settings
+from web_platform.test_api import ACCEPTED, TOKEN, assert_error, make_settings
 
 
 @pytest.fixture

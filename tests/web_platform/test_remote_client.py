@@ -13,7 +13,7 @@ from web.app import create_app
 from web.client import PlatformClient, RemoteError
 
 from e2e.fake_grader import quick
-from web_platform.test_web_api import ACCEPTED, WRONG, make_settings
+from web_platform.test_api import ACCEPTED, WRONG, make_settings
 
 REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 
