@@ -23,8 +23,8 @@ from pathlib import Path
 
 import httpx
 import pytest
+from paths import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "e2e" / "fixtures"
 WORKER_TOKEN = "worker-secret-for-tests"
 INSTRUCTOR_TOKEN = "instructor-secret-for-tests"

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import httpx
 from page_support import page_root
-
-REPO = Path(__file__).resolve().parent.parent
+from paths import REPO
 
 
 def pytest_only_site(folder: Path) -> Path:

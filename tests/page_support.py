@@ -18,9 +18,10 @@ import tempfile
 from functools import cache
 from pathlib import Path
 
+from paths import REPO
+
 from judge.browser.page_run import page_files
 
-REPO = Path(__file__).resolve().parent.parent
 # pytest and its dependencies here (the page loads the same ones, but pygments, as wheels)
 PYTEST_DISTRIBUTIONS = ("pytest", "pluggy", "iniconfig", "packaging", "pygments")
 

@@ -10,12 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from judge.runner.proxy import Endpoint
 from judge.runner.proxy.capabilities import Guard
 from judge.runner.proxy.wire import Channel
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def start_served(tmp_path: Path, module_source: str, procs: list,

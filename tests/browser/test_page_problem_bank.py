@@ -8,16 +8,13 @@ the accepted files pass, and a known-wrong file fails at the observation its hea
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from page_support import default_root, run_page
+from paths import REPO
 
 from judge import load_problem
 from judge.grading.reference_cache import public_expectations
 from judge.problem import ProblemBank
-
-REPO = Path(__file__).resolve().parents[2]
 
 # problem -> (a wrong file, the public test it must fail first, the observation it fails at)
 WRONG = {

@@ -8,8 +8,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 LRU = FIXTURES / "problems" / "001-lru-cache"
 REFERENCE = FIXTURES / "reference" / "lru.py"

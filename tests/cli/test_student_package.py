@@ -26,12 +26,12 @@ from package_support import (
     student_env,
     unpack,
 )
+from paths import REPO
 
 from judge.handout.audit import findings, secrets_of
 from judge.handout.build import Scope, build_package
 from judge.problem import load_problem
 
-REPO = Path(__file__).resolve().parents[2]
 P143 = REPO / "problems" / "143-tiered-kv-cache"
 ACCEPTED = (P143 / "submissions/accepted/chapter_walkthrough.py").read_text()
 GRADED_BOOK = REPO / "tests" / "fixtures" / "handbook_graded" / "book"

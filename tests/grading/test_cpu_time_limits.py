@@ -17,16 +17,15 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from judge import grade, load_problem
 from judge.grading.reference_cache import ReferenceCache, get_reference
 from judge.judging.clock import GRACE_S, PhaseClock, PhaseUse, TimeLimits, cpu_limit, shown_cpu_s, wall_net
 from judge.sandbox.usage import TreeMeter, Usage
 
-REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 LRU = FIXTURES / "problems" / "001-lru-cache"
 P143 = REPO / "problems" / "143-tiered-kv-cache"

@@ -20,7 +20,6 @@ from judge.runner.proxy.wire import MAX_FRAME, Channel, WireError, parse
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
 
-REPO = Path(__file__).resolve().parents[2]
 # gradings of the submission: on the cold path and as forks of the warm zygote (both processes;
 # tests/sandbox_paths.py, tests/grading/test_imported_warm.py)
 BOTH_PATHS = pytest.mark.usefixtures("sandbox_path")

@@ -5,12 +5,9 @@ The proxy's side of the same shapes, without a sandbox: tests/runner/test_proxy_
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from imported_bank import imported_bank
-
-REPO = Path(__file__).resolve().parents[2]
+from paths import REPO
 
 FIXTURES = REPO / "tests" / "fixtures" / "handbook_types" / "book"
 

@@ -3,7 +3,8 @@ one has, and the reference cache keeps what it read in memory through its public
 
 import json
 import os
-from pathlib import Path
+
+from paths import REPO
 
 from judge.grading.platform_error import platform_error_report
 from judge.grading.reference_cache import ReferenceCache
@@ -11,7 +12,6 @@ from judge.judging.report import Report
 from judge.judging.verdict import Verdict
 from judge.problem import load_problem
 
-REPO = Path(__file__).resolve().parents[2]
 LRU = REPO / "tests" / "fixtures" / "problems" / "001-lru-cache"
 
 

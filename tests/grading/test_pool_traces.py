@@ -4,9 +4,9 @@ trace lines, compares two timelines and cuts them to fit a report, and the text 
 import itertools
 import json
 import sys
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from judge.cli.trace_text import trace_lines
 from judge.judging.child_log import MAX_TRACE_STEPS, ChildLog
@@ -17,7 +17,6 @@ from judge.runner import plugin
 from judge.runner.events import EventWriter
 from judge.runner.trace import MAX_STEP_BYTES, MAX_STEPS, name_prompts, traced
 
-REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "reference"))
 from prefix_cache import PrefixCachingBlockPool  # noqa: E402
 from tiered import TieredPrefixCachingBlockPool  # noqa: E402

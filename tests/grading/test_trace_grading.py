@@ -8,16 +8,15 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from judge import grade, load_problem
 from judge.grading.experiment import problem_experiment
 from judge.grading.reference_cache import ReferenceCache
 from judge.judging.compare import first_difference
 
-REPO = Path(__file__).resolve().parents[2]
 PROBLEM = load_problem(REPO / "problems" / "143-tiered-kv-cache")
 WRONG = PROBLEM.path / "submissions" / "wrong_answer" / "unprotected_hits.py"
 ACCEPTED = PROBLEM.path / "submissions" / "accepted" / "chapter_walkthrough.py"

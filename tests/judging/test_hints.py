@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from judge.authoring.check import check_problem
 from judge.grading.grader import grade
@@ -19,7 +20,6 @@ from judge.problem import ProblemError, load_problem
 from judge.problem.config import parse_hints
 from web.pages.markdown import render_markdown
 
-REPO = Path(__file__).resolve().parents[2]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BANK = ("141", "142", "143", "144")
 

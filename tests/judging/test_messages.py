@@ -6,10 +6,11 @@ import re
 import subprocess
 from pathlib import Path
 
+from paths import REPO
+
 from judge.judging.verdict import NAMES, Verdict
 from judge.messages import table, translate, verdict_name
 
-REPO = Path(__file__).resolve().parents[2]
 ZH = table("zh")
 CJK = re.compile("[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
 # Texts that read the same in both languages, so the table has no entry for them.

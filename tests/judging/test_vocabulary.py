@@ -5,10 +5,11 @@ import ast
 import re
 from pathlib import Path
 
+from paths import REPO
+
 from judge.judging.verdict import NAMES, Verdict
 from judge.judging.vocabulary import STREAM_ORDER, Event, to_javascript
 
-REPO = Path(__file__).resolve().parents[2]
 FRONT = REPO / "web" / "frontend" / "src"
 
 

@@ -1,13 +1,12 @@
 """The one problem model the web serves: `ProblemBank` over `judge.problem.Problem`."""
 
 import shutil
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from judge.problem import ProblemBank, load_problem
 
-REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
 
 

@@ -5,9 +5,9 @@ without a word on the map fails here, with its path."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from paths import REPO
+
 MAP = REPO / "docs" / "ARCHITECTURE.md"
 # Alembic's migrations are named by their revision, and the map names their folder.
 UNNAMED = ("web/store/alembic/versions/",)

@@ -12,8 +12,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 BENCH = REPO / "benchmarks"
 # script -> (extra arguments, words of its table's header row)
 QUICK = {

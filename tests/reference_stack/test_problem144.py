@@ -16,10 +16,10 @@ from __future__ import annotations
 import importlib.util
 import os
 import random
-from pathlib import Path
 
 import pytest
 from page_support import default_root, run_page
+from paths import REPO
 
 import reference  # noqa: F401
 from judge import load_problem
@@ -29,7 +29,6 @@ from judge.problem import ProblemBank
 from kv_cache import KVCache
 from three_tier import ThreeTierPrefixCachingBlockPool as Reference
 
-REPO = Path(__file__).resolve().parents[2]
 FOLDER = REPO / "problems" / "144-three-tier-kv-cache"
 SUBMISSIONS = FOLDER / "submissions"
 BS = 2

@@ -20,8 +20,6 @@ from judge.runner.proxy.wire import WireError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
 
-REPO = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path_factory, monkeypatch):

@@ -19,13 +19,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from paths import REPO
 from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge.runner.proxy import Endpoint, Remote, trusted
 from judge.runner.proxy.endpoint import _argument
 from judge.runner.proxy.wire import MAX_DEPTH, NESTED_RECURSION_LIMIT, Channel, WireError, parse
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -6,17 +6,12 @@ plain subprocess; the tests hold a guarded endpoint, as graded."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.proxy.codec import Codec
 from judge.runner.proxy.wire import WireError, attachment
-
-REPO = Path(__file__).resolve().parents[2]
-
 
 KERNELS = """
 import numpy as np

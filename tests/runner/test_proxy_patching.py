@@ -18,7 +18,6 @@ from judge.runner.proxy import Remote
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
 
-REPO = Path(__file__).resolve().parents[2]
 
 SUBMISSION = '''
 class Q:

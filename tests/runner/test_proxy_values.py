@@ -11,7 +11,6 @@ import datetime as dt
 import os
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -19,9 +18,6 @@ from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.proxy import Endpoint
 from judge.runner.proxy.wire import Channel, WireError
-
-REPO = Path(__file__).resolve().parents[2]
-
 
 MUTATING = """
 import numpy as np

@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 from cpp_bank import cpp_bank, source
+from paths import REPO
 
 from judge import grade
 from judge.grading.cpp import toolchain
 
 pytestmark = pytest.mark.skipif(not toolchain.find().pick("address,undefined"),
                                 reason="no C++ compiler with AddressSanitizer here")
-REPO = Path(__file__).resolve().parents[2]
 HEADERS = """#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>

@@ -20,10 +20,10 @@ import uuid
 from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from judge.sandbox import Limits, SandboxError, probe_layers, run_sandboxed
 
-REPO = Path(__file__).resolve().parents[2]
 PY = sys.executable
 PROBE = probe_layers()
 ROOT = os.geteuid() == 0

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from paths import REPO
 
 from web.pages.markdown import render_markdown
 
-REPO = Path(__file__).resolve().parents[2]
 CJK_NEWLINE_CJK = re.compile(r"[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]\n[\u4e00-\u9fff\u3000-\u303f\uff00-\uffef]")
 
 

@@ -8,14 +8,13 @@ import sys
 
 import pytest
 from fastapi.testclient import TestClient
+from paths import REPO
 
 from web.app import create_app
 from web.client import PlatformClient, RemoteError
 
 from e2e.fake_grader import quick
 from web_platform.test_api import ACCEPTED, WRONG, make_settings
-
-REPO = __import__("pathlib").Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture

@@ -5,15 +5,12 @@ statements (both languages) and the instructors' documentation say so."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from fastapi.testclient import TestClient
+from paths import REPO
 
 from judge.problem import load_problem
 from web.app import create_app
 from web.settings import Settings
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def test_143s_page_serves_142s_answer_and_142_says_so(tmp_path):
