@@ -28,6 +28,22 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped in strict mode (KVPRACTICE_STRICT_SKIPS=1): {reason}"
 
 
+# The cache of references' outputs and built tools (KVPRACTICE_CACHE): a module whose gradings
+# must not read the repository's .cache, nor leave anything in it, opts in with
+# `pytestmark = pytest.mark.usefixtures("run_cache")` (one folder for the whole run, so each
+# reference is run once) or "fresh_cache" (one per test: the reference's run is under test).
+
+
+@pytest.fixture
+def run_cache(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture
+def fresh_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path / "cache"))
+
+
 # Throwaway PostgreSQL / Redis / platform server on loopback, for the distributed tests. Imported
 # lazily: the other tests never need distributed_support.
 

@@ -19,10 +19,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 # an unseeded `random`: each passes one run in two, so 3 runs agree on all 10 with p = 4^-10
 FLAKY_BOOK = FIXTURES / "handbook_flaky" / "book"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def copy_bank(tmp_path) -> Path:

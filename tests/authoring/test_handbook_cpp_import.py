@@ -14,10 +14,7 @@ from judge.cli.main import main as judge_main
 from judge.grading.cpp import toolchain
 from judge.problem import load_problem
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def test_a_cpp_problem_becomes_a_cpp_problem_of_the_bank(tmp_path):

@@ -21,10 +21,7 @@ MORE = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_more"
 BLOCKS = MORE / "serving" / "block-table"
 NORMS = MORE / "numeric" / "row-norms"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def _copy(src: Path, tmp_path: Path, book: str = "book") -> Path:

@@ -29,10 +29,7 @@ CLONE = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_clone" / "p
 RUNTIME = CLONE / "runtime"
 SQUARES = CLONE / "problems" / "sim" / "lane-squares"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def _toml(path: Path) -> dict:

@@ -28,10 +28,7 @@ CLONE = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_triton" / "
 RUNTIME = CLONE / "runtime"
 SCALE = CLONE / "problems" / "kern" / "scale-vector"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 @pytest.fixture(scope="module")

@@ -12,10 +12,7 @@ from judge.cli.main import main as judge_main
 from judge.grading.cpp import toolchain
 from judge.problem import load_problem
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path / "cache"))
+pytestmark = pytest.mark.usefixtures("fresh_cache")
 
 
 def test_judge_new_lang_cpp_writes_a_cpp_problem(tmp_path, capsys):

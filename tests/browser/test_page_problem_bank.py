@@ -24,10 +24,7 @@ WRONG = {
             "free_queue after free([2, 3, 4]): last block first"),
 }
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def page_run(info, source: str, expected) -> dict:

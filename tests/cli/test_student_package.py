@@ -51,10 +51,7 @@ FILES_143 = {
     "problems/143-tiered-kv-cache/handbook/prefix_cache.py",
 }
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 @pytest.fixture(scope="module")

@@ -15,15 +15,11 @@ from cpp_bank import cpp_bank, source
 from judge import grade
 from judge.grading.cpp import build, toolchain
 
-pytestmark = pytest.mark.skipif(not toolchain.find().pick("address,undefined"),
-                                reason="no C++ compiler with AddressSanitizer here")
+pytestmark = [pytest.mark.usefixtures("run_cache"),
+              pytest.mark.skipif(not toolchain.find().pick("address,undefined"),
+                                 reason="no C++ compiler with AddressSanitizer here")]
 CASES = ["example_basic", "example_evict", "update_keeps_size", "zero_capacity",
          "random_against_oracle", "secret_sequence", "table_after_mix"]
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
 @pytest.fixture(scope="module")

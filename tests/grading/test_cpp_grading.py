@@ -12,13 +12,9 @@ from cpp_bank import cpp_bank, line_of, mutant, source
 from judge import grade
 from judge.grading.cpp import toolchain
 
-pytestmark = pytest.mark.skipif(not toolchain.find().pick("address,undefined"),
-                                reason="no C++ compiler with AddressSanitizer here")
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = [pytest.mark.usefixtures("run_cache"),
+              pytest.mark.skipif(not toolchain.find().pick("address,undefined"),
+                                 reason="no C++ compiler with AddressSanitizer here")]
 
 
 @pytest.fixture(scope="module")

@@ -21,14 +21,10 @@ from judge import grade
 from judge.authoring.check import check_problem
 from judge.grading.cpp import toolchain
 
-pytestmark = pytest.mark.skipif(not toolchain.find().pick("thread"),
-                                reason="no C++ compiler with ThreadSanitizer here")
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path, monkeypatch):
-    # a fresh cache per test: the reference's run is what is under test, never a cached one
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path / "cache"))
+# a fresh cache per test: the reference's run is what is under test, never a cached one
+pytestmark = [pytest.mark.usefixtures("fresh_cache"),
+              pytest.mark.skipif(not toolchain.find().pick("thread"),
+                                 reason="no C++ compiler with ThreadSanitizer here")]
 
 
 @pytest.fixture(scope="module")

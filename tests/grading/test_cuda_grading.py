@@ -15,14 +15,10 @@ from judge.grading.cpp import cuda, toolchain
 
 BOOK = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_cuda"
 FOLDER = BOOK / "cuda" / "block-sums"
-pytestmark = pytest.mark.skipif(toolchain.find().pick("none") is None or
-                                cuda.gpu_toolchain() is not None,
-                                reason="no C++ compiler here, or a GPU (then nvcc grades)")
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = [pytest.mark.usefixtures("run_cache"),
+              pytest.mark.skipif(toolchain.find().pick("none") is None or
+                                 cuda.gpu_toolchain() is not None,
+                                 reason="no C++ compiler here, or a GPU (then nvcc grades)")]
 
 
 @pytest.fixture(scope="module")

@@ -15,10 +15,7 @@ from judge.problem import load_problem
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def _both_modes(problem, source: str, missing: str) -> None:

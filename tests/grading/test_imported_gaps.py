@@ -26,10 +26,7 @@ from judge.problem import load_problem
 
 BOOK = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_gaps" / "book"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 @pytest.fixture(scope="module")

@@ -24,10 +24,7 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" 
 # tests/sandbox_paths.py, tests/grading/test_imported_warm.py)
 BOTH_PATHS = pytest.mark.usefixtures("sandbox_path")
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 @pytest.fixture(scope="module")

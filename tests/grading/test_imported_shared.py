@@ -14,12 +14,7 @@ from judge import check_problem, grade
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_shared" / "book"
 # cold and as forks of the warm zygote: the shared folder and the served modules on both
 # (tests/sandbox_paths.py)
-pytestmark = pytest.mark.usefixtures("sandbox_path")
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache", "sandbox_path")
 
 
 @pytest.fixture(scope="module")

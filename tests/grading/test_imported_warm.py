@@ -18,15 +18,10 @@ from imported_bank import imported_bank
 from judge import grade
 from judge.judging.bounded import SCRATCH_MB
 
-pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
+pytestmark = pytest.mark.usefixtures("run_cache", "sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
 BOOK = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_graded" / "book"
 SLUGS = sorted(p.name for p in BOOK.iterdir() if (p / "solution.py").is_file())
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
 @pytest.fixture(scope="module")

@@ -23,10 +23,7 @@ from web.pages.markdown import render_markdown
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 BANK = ("141", "142", "143", "144")
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def _hint(id, **kw):

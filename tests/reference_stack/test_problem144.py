@@ -33,10 +33,7 @@ FOLDER = REPO / "problems" / "144-three-tier-kv-cache"
 SUBMISSIONS = FOLDER / "submissions"
 BS = 2
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 def load(path):

@@ -18,10 +18,7 @@ from judge.runner.proxy.capabilities import Guard, Kind
 
 BOOK = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_sentinels" / "book"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,9 @@ from paths import REPO
 from judge import grade
 from judge.grading.cpp import toolchain
 
-pytestmark = pytest.mark.skipif(not toolchain.find().pick("address,undefined"),
-                                reason="no C++ compiler with AddressSanitizer here")
+pytestmark = [pytest.mark.usefixtures("run_cache"),
+              pytest.mark.skipif(not toolchain.find().pick("address,undefined"),
+                                 reason="no C++ compiler with AddressSanitizer here")]
 HEADERS = """#include <arpa/inet.h>
 #include <dirent.h>
 #include <fcntl.h>
@@ -33,11 +34,6 @@ HEADERS = """#include <arpa/inet.h>
 #include <cstdlib>
 #include <cstring>
 """
-
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 
 
 @pytest.fixture(scope="module")

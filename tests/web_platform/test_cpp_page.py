@@ -23,10 +23,7 @@ HTML = {"Accept": "text/html"}
 NOTE_EN = "C++: Run compiles your file with the tests on the server and runs the example cases"
 NOTE_ZH = "C++：“运行”在服务器上把你的文件和测试一起编译，只跑样例"
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 @pytest.fixture(scope="module")

@@ -26,10 +26,7 @@ EXAMPLE_ONLY = SOLUTION.replace("    return (tokens",
                                 "    return (tokens")
 HTML = {"Accept": "text/html"}
 
-
-@pytest.fixture(autouse=True)
-def _cache(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+pytestmark = pytest.mark.usefixtures("run_cache")
 
 
 @pytest.fixture(scope="module")
