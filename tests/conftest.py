@@ -9,7 +9,11 @@ only tests that need hardware CI never has (CUDA) may still skip.
 import os
 
 import pytest
+from paths import REPO
 from sandbox_paths import sandbox_path  # noqa: F401  (a fixture: cold and warm sandbox runs)
+
+from judge import load_problem
+from judge.grading.reference_cache import ReferenceCache
 
 ALLOWED_IN_STRICT = ("CUDA", "cuda")
 
@@ -26,6 +30,21 @@ def pytest_runtest_makereport(item, call):
     if not any(word in reason for word in ALLOWED_IN_STRICT):
         report.outcome = "failed"
         report.longrepr = f"skipped in strict mode (KVPRACTICE_STRICT_SKIPS=1): {reason}"
+
+
+# grade() end to end on the fixture problem 001 (an LRU cache, pure Python): the problem and a
+# reference cache, one of each per module (tests/grading/test_grade_end_to_end.py and the files of
+# grading/, judging/ and sandbox/ that grade it too)
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return load_problem(REPO / "tests" / "fixtures" / "problems" / "001-lru-cache")
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return ReferenceCache(tmp_path_factory.mktemp("refcache"))
 
 
 # The cache of references' outputs and built tools (KVPRACTICE_CACHE): a module whose gradings

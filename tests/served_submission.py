@@ -1,6 +1,7 @@
 """The submission's side of the call proxy (judge_runner.proxy.serve) in a plain subprocess, joined to a
 guarded endpoint in the test's process: what the tests of the proxy's values, types and calls
-talk to without a sandbox (the graded tests run both sides sandboxed)."""
+talk to without a sandbox (the graded tests run both sides sandboxed). The fixtures over it,
+`served_endpoint` and `served`, are tests/runner/conftest.py's."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from paths import REPO
 
 from judge.runner.proxy import Endpoint
@@ -47,21 +47,3 @@ def start_served(tmp_path: Path, module_source: str, procs: list,
     assert hello == {"t": "hello"}, hello
     return ep
 
-
-@pytest.fixture
-def served_endpoint(tmp_path):
-    """start(module_source) -> the endpoint; every serving process is killed afterwards."""
-    procs: list = []
-    yield lambda module_source: start_served(tmp_path, module_source, procs)
-    for p in procs:
-        p.kill()
-        p.wait()
-
-
-@pytest.fixture
-def served(served_endpoint):
-    """start(module_source) -> a function importing a name from the served module."""
-    def start(module_source: str):
-        ep = served_endpoint(module_source)
-        return lambda name: ep.request("import", None, name)
-    return start

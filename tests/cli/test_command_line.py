@@ -2,12 +2,10 @@
 codes, --json output, the student's verbs."""
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 from paths import REPO
 
 FIXTURES = REPO / "tests" / "fixtures"
@@ -16,14 +14,7 @@ REFERENCE = FIXTURES / "reference" / "lru.py"
 FIFO = LRU / "submissions" / "wrong_answer" / "fifo.py"
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory):
-    base = tmp_path_factory.mktemp("cli")
-    e = dict(os.environ, KVPRACTICE_CACHE=str(base / "cache"),
-             KVPRACTICE_PROBLEMS=str(FIXTURES / "problems"),
-             KVPRACTICE_WORKSPACE=str(base / "workspace"), LANG="C.UTF-8", NO_COLOR="1")
-    e.pop("LC_ALL", None)
-    return e
+# `env` (the environment the commands run in, one per module) is tests/cli/conftest.py's
 
 
 def judge(env, *args, cwd=REPO):

@@ -2,10 +2,10 @@
 in English ("easy") in an otherwise Chinese table."""
 
 
-from cli.test_command_line import env, practice  # noqa: F401
+from cli.test_command_line import practice
 
 
-def test_practice_list_in_chinese_names_the_difficulty_in_chinese(env):  # noqa: F811
+def test_practice_list_in_chinese_names_the_difficulty_in_chinese(env):
     out = practice(env, "list", "--lang", "zh")
     assert out.returncode == 0, out.stderr
     row = next(line for line in out.stdout.splitlines() if "001-lru-cache" in line)
@@ -14,7 +14,7 @@ def test_practice_list_in_chinese_names_the_difficulty_in_chinese(env):  # noqa:
     assert not any(f" {d} " in f" {row} " for d in ("easy", "medium", "hard")), row
 
 
-def test_judge_list_in_chinese_names_the_difficulty_in_chinese(env):  # noqa: F811
+def test_judge_list_in_chinese_names_the_difficulty_in_chinese(env):
     from cli.test_command_line import judge
     out = judge(env, "list", "--lang", "zh")
     row = next(line for line in out.stdout.splitlines() if "lru-cache" in line)

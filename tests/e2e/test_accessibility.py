@@ -13,7 +13,7 @@ import pytest
 
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import FIXTURE, _paste, browser, server  # noqa: F401
+from e2e.test_browser import FIXTURE, _paste
 from e2e.test_class_deadline import _account, _post, _utc
 from e2e.test_class_flow import serve
 from e2e.waits import run_stamp, submit_and_wait, wait_for_new_run

@@ -100,19 +100,8 @@ def serving(data: Path, problems: Path | None = None, args=(), env: dict | None 
             proc.kill()
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("web-data"), _target()[0]) as base:
-        yield base
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
-        yield b
-        b.close()
+# `server` (the platform on _target()'s problems, one per module) and `browser` (a headless
+# Chromium) are tests/e2e/conftest.py's, for every file here
 
 
 def _paste(page, text: str) -> None:

@@ -17,7 +17,7 @@ import pytest
 
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import FIXTURE, _paste, browser  # noqa: F401
+from e2e.test_browser import FIXTURE, _paste
 from e2e.test_class_flow import serve
 from e2e.waits import submit_and_wait
 

@@ -20,7 +20,7 @@ import pytest
 
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import FIXTURE, _paste, browser, serving  # noqa: F401
+from e2e.test_browser import FIXTURE, _paste, serving
 from e2e.waits import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,13 +43,6 @@ def serve(data: Path, **env_extra):
                  {"PYTHONPATH": f"{REPO_ROOT}{os.pathsep}{REPO_ROOT / 'tests'}",
                   "KVPRACTICE_INSTRUCTOR_TOKEN": TOKEN, **env_extra}) as base:
         yield base
-
-
-@pytest.fixture(scope="module")
-def shots():
-    out = Path(os.environ.get("KVP_ARTIFACTS") or REPO_ROOT / "artifacts") / "class"
-    out.mkdir(parents=True, exist_ok=True)
-    return out
 
 
 def _sign_up(page, base: str, username: str, name: str, token: str = "") -> None:
@@ -87,7 +80,7 @@ def _phase(page, url: str, want: str, timeout_s: float = 30.0) -> None:
         page.wait_for_timeout(250)
 
 
-def test_a_class_signs_up_submits_around_a_deadline_and_is_graded(server, browser, shots):
+def test_a_class_signs_up_submits_around_a_deadline_and_is_graded(server, browser, class_shots):
     t0 = time.monotonic()
     teacher_ctx = browser.new_context(timezone_id=ZONE, viewport={"width": 1280, "height": 900})
     teacher = teacher_ctx.new_page()
@@ -142,7 +135,7 @@ def test_a_class_signs_up_submits_around_a_deadline_and_is_graded(server, browse
         watch.wait_for_selector(f'#recent-submissions tr[data-submission="{sid}"][data-status="done"]',
                                 timeout=30_000)
     assert "Ben" in watch.inner_text(f'#recent-submissions tr[data-submission="{on_time["s2"]}"]')
-    watch.screenshot(path=str(shots / "instructor-live.png"), full_page=True)
+    watch.screenshot(path=str(class_shots / "instructor-live.png"), full_page=True)
     s1.goto(assignment_url)
     assert s1.get_attribute("#phase", "data-phase") == "open"
     assert s1.get_attribute("#my-state", "data-state") == "solved"
@@ -156,7 +149,7 @@ def test_a_class_signs_up_submits_around_a_deadline_and_is_graded(server, browse
     assert teacher.get_attribute("main time", "datetime").startswith(soon.isoformat())
     # ... and the students submit once the server says it has passed.
     _phase(s2, assignment_url, "late window")
-    s2.screenshot(path=str(shots / "student-late-window.png"), full_page=True)
+    s2.screenshot(path=str(class_shots / "student-late-window.png"), full_page=True)
     late = {"s2": _submit(s2, server, CODE), "s3": _submit(s3, server, CODE),
             "s1": _submit(s1, server, BUGGY)}
     s3.goto(assignment_url)
@@ -171,7 +164,7 @@ def test_a_class_signs_up_submits_around_a_deadline_and_is_graded(server, browse
     # Cai: nothing at the deadline, late AC.
     assert got == {"s1": ("1.0", "no"), "s2": ("0.0", "yes"), "s3": ("", "yes")}, got
     assert "50 %" in cells["s2"].inner_text() and "late" in cells["s3"].inner_text()
-    teacher.screenshot(path=str(shots / "gradebook.png"), full_page=True)
+    teacher.screenshot(path=str(class_shots / "gradebook.png"), full_page=True)
 
     csv_url = server + teacher.get_attribute("#csv-link", "href")
     resp = teacher.request.get(csv_url)
@@ -193,5 +186,5 @@ def test_a_class_signs_up_submits_around_a_deadline_and_is_graded(server, browse
     for ctx in {teacher_ctx, *(p.context for p in students.values())}:
         ctx.close()
     elapsed = time.monotonic() - t0
-    print(f"\nclass flow: {elapsed:.1f} s; screenshots in {shots}")
+    print(f"\nclass flow: {elapsed:.1f} s; screenshots in {class_shots}")
     assert elapsed < 60, elapsed

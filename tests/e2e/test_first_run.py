@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.test_browser import browser  # noqa: F401
 from e2e.test_class_flow import serve
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

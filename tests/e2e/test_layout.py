@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.test_browser import FIXTURE, _paste, browser  # noqa: F401
+from e2e.test_browser import FIXTURE, _paste
 from e2e.test_class_deadline import TOKEN, _account
 from e2e.test_class_flow import serve
 from e2e.waits import run_and_wait

@@ -12,7 +12,7 @@ import pytest
 from web.settings import REPO_ROOT
 
 from e2e.fake_grader import PROBLEMS, REFERENCE
-from e2e.test_browser import _paste, browser, serving  # noqa: F401
+from e2e.test_browser import _paste, serving
 from e2e.waits import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.test_browser import browser  # noqa: F401 - shared fixture
-from e2e.test_class_flow import serve, shots  # noqa: F401 - shared fixture
+from e2e.test_class_flow import serve
 from web_platform.test_oidc import CLIENT_ID, CLIENT_SECRET, Provider
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -29,14 +28,14 @@ def server(tmp_path_factory, provider):
                      KVPRACTICE_OIDC_CLIENT_SECRET=CLIENT_SECRET)
 
 
-def test_sign_in_with_the_school_account(server, browser, provider, shots):
+def test_sign_in_with_the_school_account(server, browser, provider, class_shots):
     ctx = browser.new_context()
     page = ctx.new_page()
     page.goto(f"{server}/login?lang=en")
     with page.expect_navigation(url=f"{server}/courses"):
         page.click("#oidc-login")
     assert "Li Wei" in page.inner_text("header")
-    page.screenshot(path=str(shots / "oidc-signed-in.png"), full_page=True)
+    page.screenshot(path=str(class_shots / "oidc-signed-in.png"), full_page=True)
     assert [c["grant_type"] for c in provider.token_calls] == ["authorization_code"]
     # signed out and in again: a second trip through the provider, a second code redeemed
     with page.expect_navigation():

@@ -12,7 +12,7 @@ import pytest
 from judge.cli.main import main as judge_main
 from judge.grading.cpp import toolchain
 
-from e2e.test_browser import _paste, browser, serving  # noqa: F401 - shared fixture
+from e2e.test_browser import _paste, serving
 from e2e.waits import run_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow,
@@ -30,7 +30,7 @@ def server(tmp_path_factory):
         yield base
 
 
-def test_a_cpp_problem_has_the_cpp_editor_and_runs_on_the_server(server, browser):  # noqa: F811
+def test_a_cpp_problem_has_the_cpp_editor_and_runs_on_the_server(server, browser):
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))

@@ -26,7 +26,7 @@ import pytest
 from web.app import front_end_build
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import CHROMIUM, _free_port, _paste, browser  # noqa: F401 - shared fixture
+from e2e.test_browser import CHROMIUM, _free_port, _paste
 from e2e.waits import submission_stamp, wait_for_new_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -14,7 +14,7 @@ import pytest
 
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import _paste, browser, server  # noqa: F401 - shared fixtures
+from e2e.test_browser import _paste
 from e2e.waits import run_and_wait, run_stamp, wait_for_new_run, wait_for_new_submission
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -21,7 +21,6 @@ import urllib.request
 
 import pytest
 
-from e2e.test_browser import browser  # noqa: F401 - shared fixture
 from e2e.test_class_flow import TOKEN, _sign_up, serve
 from e2e.waits import run_and_wait
 
@@ -134,7 +133,7 @@ def _regrades(base: str) -> list:
     return json.loads(urllib.request.urlopen(req).read())["regrades"]
 
 
-def _student_submits(browser, base: str) -> int:  # noqa: F811
+def _student_submits(browser, base: str) -> int:
     ctx = browser.new_context()
     page = ctx.new_page()
     _sign_up(page, base, "mallory", "Mallory")
@@ -171,7 +170,7 @@ def _attack_outcome(page) -> dict:
     pytest.fail("the attack never reported its outcome")
 
 
-def test_a_students_code_run_by_staff_changes_nothing(server, browser):  # noqa: F811
+def test_a_students_code_run_by_staff_changes_nothing(server, browser):
     sid = _student_submits(browser, server)
     ctx = browser.new_context()
     staff = ctx.new_page()
@@ -205,7 +204,7 @@ def test_a_students_code_run_by_staff_changes_nothing(server, browser):  # noqa:
     ctx.close()
 
 
-def test_a_snapshot_the_server_does_not_publish_is_not_restored(server, browser):  # noqa: F811
+def test_a_snapshot_the_server_does_not_publish_is_not_restored(server, browser):
     """What a write to Cache Storage would leave: a snapshot that restores, but not the
     server's. The page restores the server's instead, and keeps it again."""
     ctx = browser.new_context()

@@ -13,7 +13,7 @@ import pytest
 
 from judge.cli.main import main as judge_main
 
-from e2e.test_browser import _paste, browser, serving  # noqa: F401 - shared fixture
+from e2e.test_browser import _paste, serving
 from e2e.waits import run_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -30,7 +30,7 @@ def server(tmp_path_factory):
         yield base
 
 
-def test_a_practice_run_on_the_server_says_so_above_its_report(server, browser):  # noqa: F811
+def test_a_practice_run_on_the_server_says_so_above_its_report(server, browser):
     pid = "900"  # numeric/row-norms: the importer numbers the folders in order, from 900
     problem = json.loads(urllib.request.urlopen(f"{server}/api/problems/{pid}").read())
     assert problem["browser"] is False  # numpy: Run goes to the server

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.test_browser import _target, browser, server  # noqa: F401 - shared fixtures
+from e2e.test_browser import _target
 from e2e.waits import run_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -21,7 +21,7 @@ from package_support import pytest_only_site, student_env, unpack
 
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import _paste, browser, serving  # noqa: F401
+from e2e.test_browser import _paste, serving
 from e2e.waits import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

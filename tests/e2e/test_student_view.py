@@ -30,7 +30,7 @@ from judge.judging.labels import LabelTable
 from judge.problem import load_problem
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import _paste, browser, server  # noqa: F401 - shared fixtures
+from e2e.test_browser import _paste
 from e2e.waits import run_and_wait, run_stamp, submit_and_wait, wait_for_new_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -20,7 +20,7 @@ import pytest
 
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import _paste, browser, server  # noqa: F401 - shared fixtures
+from e2e.test_browser import _paste
 from e2e.waits import run_and_wait, submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

@@ -20,14 +20,8 @@ FIRST = ["public/test_basic.py::test_example_put_get"]
 BOTH_PATHS = pytest.mark.usefixtures("sandbox_path")
 
 
-@pytest.fixture(scope="module")
-def problem():
-    return load_problem(PROBLEM_DIR)
-
-
-@pytest.fixture(scope="module")
-def cache(tmp_path_factory):
-    return ReferenceCache(tmp_path_factory.mktemp("refcache"))
+# `problem` (the fixture problem 001) and `cache` (a reference cache per module) are
+# tests/conftest.py's fixtures: the files that grade problem 001 too take them from there
 
 
 def run(problem, cache, source, **kw):

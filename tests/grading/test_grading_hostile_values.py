@@ -12,7 +12,7 @@ import pytest
 from judge.cli.console import Console, print_report
 from judge.judging.bounded import MAX_REPORT_BYTES
 
-from grading.test_grade_end_to_end import FIRST, cache, patched, problem, run  # noqa: F401  (fixtures)
+from grading.test_grade_end_to_end import FIRST, patched, run
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
@@ -21,7 +21,7 @@ def returning(expr: str) -> str:
     return patched(f"LRUCache.get = lambda self, key: {expr}")
 
 
-def test_a_60_mb_observation_is_refused_with_a_reason(problem, cache):  # noqa: F811
+def test_a_60_mb_observation_is_refused_with_a_reason(problem, cache):
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     _, d = run(problem, cache, returning("'x' * (60 * 1024 * 1024)"), suite="public",
                select=FIRST)
@@ -32,7 +32,7 @@ def test_a_60_mb_observation_is_refused_with_a_reason(problem, cache):  # noqa: 
     assert grown_mb < 200, f"the parent grew by {grown_mb:.0f} MB"
 
 
-def test_deep_nesting_is_refused_not_an_internal_error(problem, cache):  # noqa: F811
+def test_deep_nesting_is_refused_not_an_internal_error(problem, cache):
     source = returning("__import__('functools').reduce(lambda v, _: [v], range(980), 0)")
     _, d = run(problem, cache, source, suite="public", select=FIRST)
     assert d["verdict"] == "WA", d
@@ -73,14 +73,14 @@ def test_lines_the_runner_never_wrote_are_not_parsed_but_judged():
     assert "nested more than 64 levels" in log2.tests[name].oversized
 
 
-def test_nan_reaches_no_report_as_a_bare_literal(problem, cache):  # noqa: F811
+def test_nan_reaches_no_report_as_a_bare_literal(problem, cache):
     _, d = run(problem, cache, returning("float('nan')"), suite="public", select=FIRST)
     assert d["verdict"] == "WA"
     json.dumps(d, allow_nan=False)  # strict JSON: raises on NaN or Infinity
     assert "NaN" in json.dumps(d["first_failure"]["got"])
 
 
-def test_terminal_escapes_from_the_submission_are_shown_not_obeyed(problem, cache):  # noqa: F811
+def test_terminal_escapes_from_the_submission_are_shown_not_obeyed(problem, cache):
     fake = "\x1b[2J\x1b[H all tests: AC\r"
     _, d = run(problem, cache, returning(repr(fake)), suite="public", select=FIRST)
     assert d["verdict"] == "WA"

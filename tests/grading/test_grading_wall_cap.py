@@ -17,7 +17,7 @@ from judge.judging import clock
 from judge.judging.clock import PhaseClock, PhaseUse, Stop, TimeLimits, grading_cap, slept
 from judge.sandbox.usage import Usage
 
-from grading.test_grade_end_to_end import REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, run
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
@@ -57,7 +57,7 @@ def test_the_cap_is_the_budgets_plus_a_bounded_allowance():
 
 
 def test_a_submission_that_sleeps_in_every_test_holds_the_grader_for_its_cap(
-        problem, cache, monkeypatch):  # noqa: F811
+        problem, cache, monkeypatch):
     run(problem, cache, REFERENCE)  # the reference's runs, cached
     # the cap (about 7 s of budgets + 2 s) ends the first sleep, well before a phase's net
     monkeypatch.setattr(clock, "WALL_ALLOWANCE_S", 2.0)

@@ -19,7 +19,7 @@ import pytest
 
 from judge.judging.child_log import ChildLog
 
-from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, by_name, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, by_name, run
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
@@ -89,7 +89,7 @@ def decode(d: dict) -> bytes:
     return bytes(int(bits[i:i + 8], 2) for i in range(0, len(bits) - 7, 8))
 
 
-def test_forged_hidden_results_spell_nothing_and_fail(problem, cache):  # noqa: F811
+def test_forged_hidden_results_spell_nothing_and_fail(problem, cache):
     secret = (PROBLEM_DIR / "tests/hidden/test_hidden.py").read_bytes()
     events = []
     _, d = run(problem, cache, REFERENCE + FORGE,
@@ -118,7 +118,7 @@ def test_forged_hidden_results_spell_nothing_and_fail(problem, cache):  # noqa: 
     assert hidden_events[-1]["at"] - hidden_events[0]["at"] < 0.05
 
 
-def test_forging_from_inside_a_test_fails_that_test(problem, cache):  # noqa: F811
+def test_forging_from_inside_a_test_fails_that_test(problem, cache):
     """Lines written while a hidden test runs, about that test or the next: both fail."""
     source = REFERENCE + FORGE.replace("_forge(%r)" % (HIDDEN,), "") + r'''
 _get = LRUCache.get

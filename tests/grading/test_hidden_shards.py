@@ -17,11 +17,12 @@ from judge.grading import shards, warm_pool
 from judge.grading.grader import grade
 from judge.judging.vocabulary import Event
 from judge.problem import Problem, ProblemBank
-from judge.sandbox.forkserver import warm_possible
 
 BANK = ProblemBank()
 KNOWN = [p for p in BANK.list() if p.name.split("-")[0] in ("141", "142", "143", "144")]
 TMP_PATH = re.compile(r"/(?:tmp|\.judge-warm)/[^\s'\"):]*")
+# the same split on any host, warm (tests/grading/conftest.py)
+pytestmark = pytest.mark.usefixtures("two_cores")
 
 
 def _graded(problem, source, n: int, monkeypatch) -> dict:
@@ -53,14 +54,6 @@ def _same(problem, source, monkeypatch) -> tuple[dict, dict]:
     two = _graded(problem, source, 2, monkeypatch)
     assert two == one
     return one, two
-
-
-@pytest.fixture(autouse=True)
-def _two_cores(monkeypatch):
-    ok, why = warm_possible()
-    assert ok, why  # root and bubblewrap: CI and the judge machines
-    monkeypatch.setattr(shards, "cores", lambda: 2)  # the same split on any host
-    monkeypatch.setattr(shards, "_slots", [1])
 
 
 def test_the_split_balances_reference_time_and_keeps_the_suites_order():

@@ -25,7 +25,7 @@ from judge import grade
 from judge.cli.console import Console, print_report
 from web.app import create_app
 
-from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, cache, problem  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE
 from web_platform.test_api import make_settings
 
 TARGET = "hidden/test_hidden.py::test_capacity_one"
@@ -73,7 +73,7 @@ def states(rows) -> int:
 
 
 @pytest.mark.slow
-def test_every_steered_hidden_state_shows_the_same_word(problem, cache, tmp_path,  # noqa: F811
+def test_every_steered_hidden_state_shows_the_same_word(problem, cache, tmp_path,
                                                         caplog):
     graded: dict[str, dict] = {}
 

@@ -20,7 +20,7 @@ import re
 
 import pytest
 
-from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import PROBLEM_DIR, REFERENCE, run
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
@@ -110,7 +110,7 @@ def decoded(d: dict) -> tuple[str, int, int]:
     return format(int(m.group(1), 16), f"0{BITS}b"), int(m.group(2)), int(m.group(3))
 
 
-def test_a_later_grading_cannot_time_what_a_hidden_run_read(problem, cache):  # noqa: F811
+def test_a_later_grading_cannot_time_what_a_hidden_run_read(problem, cache):
     secret = (PROBLEM_DIR / "tests/hidden/test_hidden.py").read_bytes()
     sent = "".join(format(x, "08b") for x in secret)[:BITS]
     seed = random.SystemRandom().randrange(1 << 62)  # pages no earlier try has warmed

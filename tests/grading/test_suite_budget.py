@@ -14,7 +14,7 @@ from judge.judging.clock import GRACE_S, SUITE_FACTOR, PhaseClock, TimeLimits
 from judge.problem import LimitsConfig
 from judge.sandbox.usage import Usage
 
-from grading.test_grade_end_to_end import REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, run
 
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
@@ -46,7 +46,7 @@ def test_the_clock_stops_a_run_past_its_budget_whatever_the_phases():
     assert clock.stopped.kind == "budget" and clock.stopped.phase == "t.py::test_a"
 
 
-def test_an_endless_loop_everywhere_costs_the_budget_not_every_limit(problem, cache, monkeypatch):  # noqa: F811
+def test_an_endless_loop_everywhere_costs_the_budget_not_every_limit(problem, cache, monkeypatch):
     # Measured as the parent measured each run: CPU time and time spent waiting for a CPU. On a
     # busy machine the wall time of a CPU-bound run stretches with the load; those two do not.
     from judge.grading import grader

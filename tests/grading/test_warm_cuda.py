@@ -20,9 +20,6 @@ from judge.sandbox import Limits, run_sandboxed
 from judge.sandbox.bwrap import CUDA_SYS
 from judge.sandbox.forkserver import WarmUnavailable, warm_possible
 
-from grading.test_grade_end_to_end import problem  # noqa: F401
-from grading.test_warm_grader import scratch  # noqa: F401  (a fixture)
-
 pytestmark = pytest.mark.skipif(not warm_possible()[0], reason=str(warm_possible()[1]))
 
 VIEW = (
@@ -87,7 +84,7 @@ def test_a_zygote_whose_preload_touched_cuda_is_refused_for_cuda_runs(tmp_path: 
         cpu.close()
 
 
-def test_cuda_runs_fork_only_where_asked(problem, monkeypatch):  # noqa: F811
+def test_cuda_runs_fork_only_where_asked(problem, monkeypatch):
     with warm_pool.forced(True):
         monkeypatch.delenv("JUDGE_WARM_CUDA", raising=False)
         assert warm_pool.spawner(problem, "cuda", run_sandboxed) is run_sandboxed

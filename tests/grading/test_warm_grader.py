@@ -18,7 +18,7 @@ from judge.grading import warm_pool
 from judge.sandbox import Limits, run_sandboxed
 from judge.sandbox.forkserver import warm_possible
 
-from grading.test_grade_end_to_end import FIRST, REFERENCE, cache, problem  # noqa: F401
+from grading.test_grade_end_to_end import FIRST, REFERENCE
 
 pytestmark = pytest.mark.skipif(not warm_possible()[0], reason=str(warm_possible()[1]))
 
@@ -28,14 +28,6 @@ def server():
     s = warm_pool.start_server()
     yield s
     s.close()
-
-
-@pytest.fixture
-def scratch():
-    d = tempfile.mkdtemp(prefix="warm-test-")
-    os.chmod(d, 0o755)
-    yield d
-    shutil.rmtree(d, ignore_errors=True)
 
 
 def _py(server, code: str, scratch: str, **kw):
@@ -94,7 +86,7 @@ def test_the_scratch_filesystem_is_the_runs_own_and_gone_after(server, scratch):
     assert r.disk_exceeded
 
 
-def test_a_dead_zygote_is_replaced_and_a_grading_still_warm(problem, cache):  # noqa: F811
+def test_a_dead_zygote_is_replaced_and_a_grading_still_warm(problem, cache):
     with warm_pool.forced(True):
         first = warm_pool.server_for(problem)
         os.kill(first.pid, 9)
@@ -105,7 +97,7 @@ def test_a_dead_zygote_is_replaced_and_a_grading_still_warm(problem, cache):  # 
     assert str(r.verdict) == "AC" and r.provenance["sandbox_layers"]["grader_path"] == "warm"
 
 
-def test_a_zygote_is_replaced_after_its_runs(problem, cache, monkeypatch):  # noqa: F811
+def test_a_zygote_is_replaced_after_its_runs(problem, cache, monkeypatch):
     monkeypatch.setattr(warm_pool, "MAX_RUNS", 1)
     with warm_pool.forced(True):
         grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)
@@ -115,7 +107,7 @@ def test_a_zygote_is_replaced_after_its_runs(problem, cache, monkeypatch):  # no
     assert s1 is not s2 and not s1.alive()
 
 
-def test_without_bubblewrap_grading_is_cold(problem, cache, monkeypatch):  # noqa: F811
+def test_without_bubblewrap_grading_is_cold(problem, cache, monkeypatch):
     from judge.sandbox import forkserver
 
     monkeypatch.setattr(warm_pool, "warm_possible", lambda: (False, "no bubblewrap"))
@@ -158,7 +150,7 @@ def test_a_descriptor_numbered_above_the_runs_open_files_limit_reaches_the_run(s
         os.fstat(w_end)  # closed, as run_sandboxed closes what it passed
 
 
-def test_a_fork_whose_setup_failed_is_graded_cold_on_a_pipe_of_its_own(problem,  # noqa: F811
+def test_a_fork_whose_setup_failed_is_graded_cold_on_a_pipe_of_its_own(problem,
                                                                          cache, monkeypatch):
     """Nothing of the submission ran, so suite_run runs it again cold, with a new results
     pipe: the fork's pass_fds are closed (the retry once reused their numbers, by then closed
@@ -215,7 +207,7 @@ def test_a_python_under_tmp_is_still_there_in_a_fork(scratch, monkeypatch):
                                                          *_bound_back(s)})
 
 
-def test_prewarm_starts_the_zygote_that_the_first_grading_then_forks_from(problem,  # noqa: F811
+def test_prewarm_starts_the_zygote_that_the_first_grading_then_forks_from(problem,
                                                                           cache):
     """In a thread that then ends: the zygote outlives it (bwrap's --die-with-parent is the
     forking thread's death; zygotes are started by one lasting thread, forkserver.py)."""

@@ -18,7 +18,7 @@ from judge.judging.test_id import TestId
 from judge.judging.test_verdict import Redactor
 from judge.judging.vocabulary import Event
 
-from grading.test_grade_end_to_end import REFERENCE, by_name, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, by_name, run
 
 A, B = "t.py::test_a", "t.py::test_b"
 REF = {f"public/{n}": {"outcome": "passed", "observations": [{"label": "x", "value": 1}]}
@@ -150,7 +150,7 @@ LRUCache.__init__ = __init__
 '''
 
 
-def test_the_stream_and_the_report_agree_under_a_late_forged_line(problem, cache):  # noqa: F811
+def test_the_stream_and_the_report_agree_under_a_late_forged_line(problem, cache):
     events: list[dict] = []
     report, d = run(problem, cache, REFERENCE + LATE_FORGE, suite="public",
                     on_event=lambda e: events.append(dict(e, at=time.monotonic())))

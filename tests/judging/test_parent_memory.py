@@ -18,7 +18,7 @@ import tracemalloc
 from judge.judging.bounded import MAX_LINE_BYTES, MAX_RUN_VALUES, nesting_depth
 from judge.judging.child_log import ChildLog
 
-from grading.test_grade_end_to_end import REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import REFERENCE, run
 
 TEST = "t.py::test_a"
 
@@ -140,7 +140,7 @@ LRUCache.get = get
 '''
 
 
-def test_a_submission_flooding_the_pipe_is_ole_and_the_parent_stays_small(problem, cache):  # noqa: F811,E501
+def test_a_submission_flooding_the_pipe_is_ole_and_the_parent_stays_small(problem, cache):  # noqa: E501
     run(problem, cache, REFERENCE, suite="public")  # the reference's run, cached
     tracemalloc.start()
     try:

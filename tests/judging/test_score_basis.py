@@ -11,7 +11,7 @@ import shutil
 from judge import load_problem, public_expectations
 from judge.cli.console import Console, print_report
 
-from grading.test_grade_end_to_end import FIXTURES, REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import FIXTURES, REFERENCE, run
 
 REPLAY = r'''
 EXPECTED = %r
@@ -38,7 +38,7 @@ class LRUCache:
 '''
 
 
-def test_a_replayed_public_suite_scores_nothing(problem, cache, monkeypatch,  # noqa: F811
+def test_a_replayed_public_suite_scores_nothing(problem, cache, monkeypatch,
                                                 tmp_path):
     monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path))
     source = REPLAY % (public_expectations(problem),)
@@ -52,12 +52,12 @@ def test_a_replayed_public_suite_scores_nothing(problem, cache, monkeypatch,  # 
     assert "The score counts the hidden tests only" in out.getvalue()
 
 
-def test_the_reference_scores_full_marks_on_hidden_tests(problem, cache):  # noqa: F811
+def test_the_reference_scores_full_marks_on_hidden_tests(problem, cache):
     _, d = run(problem, cache, REFERENCE)
     assert d["score"] == 1.0 and d["scored_suites"] == ["hidden"]
 
 
-def test_a_problem_without_hidden_tests_scores_its_public_ones(tmp_path, cache):  # noqa: F811
+def test_a_problem_without_hidden_tests_scores_its_public_ones(tmp_path, cache):
     base = tmp_path / "bank"
     shutil.copytree(FIXTURES / "problems", base / "problems")
     shutil.copytree(FIXTURES / "reference", base / "reference")

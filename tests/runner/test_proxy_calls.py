@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from imported_bank import imported_bank
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 import reference  # noqa: F401  (puts `checker` on sys.path, as a test file imports it)
 from judge import check_problem, grade

@@ -8,7 +8,6 @@ subprocess; the tests hold a guarded endpoint, as graded."""
 from __future__ import annotations
 
 import pytest
-from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 REGISTRY = """
 class Registry(type):
@@ -55,7 +54,7 @@ _ep.perform = _forged
 """
 
 
-def test_a_classs_own_protocols_are_its_metaclasss_there(served):  # noqa: F811
+def test_a_classs_own_protocols_are_its_metaclasss_there(served):
     imp = served(REGISTRY)
     Plugins = imp("Plugins")
     assert list(Plugins) == ["a", "b", "c"] and len(Plugins) == 3
@@ -64,14 +63,14 @@ def test_a_classs_own_protocols_are_its_metaclasss_there(served):  # noqa: F811
     assert bool(Plugins) is True
 
 
-def test_an_objects_protocols_are_its_classs_there(served):  # noqa: F811
+def test_an_objects_protocols_are_its_classs_there(served):
     imp = served(REGISTRY)
     box = imp("Box")([4, 5])
     assert list(box) == [4, 5] and len(box) == 2 and box[1] == 5
     assert 4 in box and 6 not in box
 
 
-def test_forged_len_and_in_answers_are_not_taken(served):  # noqa: F811
+def test_forged_len_and_in_answers_are_not_taken(served):
     imp = served(FORGED)
     Plugins, box = imp("Plugins"), imp("Box")([1])
     with pytest.raises(TypeError, match="len\\(\\) of the submission's class is not a "

@@ -20,7 +20,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 from paths import REPO
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge.runner.proxy import Endpoint, Remote, trusted
 from judge.runner.proxy.endpoint import _argument

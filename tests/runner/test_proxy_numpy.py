@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.proxy.codec import Codec
 from judge.runner.proxy.wire import WireError, attachment

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from imported_bank import imported_bank
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge import grade
 from judge.runner.proxy.protocol import KEYS, SERVED_BY, TAGS, Kind, Op, check_message, value_tag
@@ -90,7 +89,7 @@ def test_companions_are_the_senders_own():
         value_tag({"H": 1, "m": "get"}, "trusted")  # only the tests name the peer's methods
 
 
-def test_the_submission_cannot_ping_the_trusted_side(served_endpoint):  # noqa: F811
+def test_the_submission_cannot_ping_the_trusted_side(served_endpoint):
     ep = served_endpoint("import gc\n"
                          "def ping_them():\n"
                          "    ep = next(o for o in gc.get_objects()\n"

@@ -23,7 +23,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 WALK = r'''
 import collections, inspect, types
@@ -155,7 +154,7 @@ _NEVER = (types.FrameType, types.CodeType, types.TracebackType, types.CellType,
           types.MethodDescriptorType)
 
 
-def test_nothing_of_the_trusted_process_is_reachable_but_what_is_declared(served_endpoint):  # noqa: F811
+def test_nothing_of_the_trusted_process_is_reachable_but_what_is_declared(served_endpoint):
     ep = served_endpoint(WALK)
     roots = _roots()
     names = _names(roots)
@@ -175,7 +174,7 @@ def test_nothing_of_the_trusted_process_is_reachable_but_what_is_declared(served
 
 @pytest.mark.parametrize("reach", [
     "items.gi_frame", "items.gi_code", "items.gi_yieldfrom", "items.send.__self__.gi_frame"])
-def test_a_generator_of_the_tests_is_driven_and_answers_no_attribute(served_endpoint, reach):  # noqa: F811
+def test_a_generator_of_the_tests_is_driven_and_answers_no_attribute(served_endpoint, reach):
     ep = served_endpoint("def reach(items):\n"
                          f"    try:\n        return repr({reach})\n"
                          "    except (TypeError, AttributeError):\n        return 'refused'\n"

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 from imported_bank import imported_bank
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge import grade
 
@@ -84,7 +83,7 @@ class Holder:
 '''
 
 
-def test_each_side_keeps_what_the_other_did_not_change(served_endpoint):  # noqa: F811
+def test_each_side_keeps_what_the_other_did_not_change(served_endpoint):
     ep = served_endpoint(_HOLDER)
     np = pytest.importorskip("numpy")
     h = ep.request("import", None, "Holder")()
@@ -162,7 +161,7 @@ class Q:
     pass
 
 
-def test_a_tests_dataclass_is_its_class_over_there(served_endpoint):  # noqa: F811
+def test_a_tests_dataclass_is_its_class_over_there(served_endpoint):
     ep = served_endpoint(_TAGGER)
 
     def f(name):
@@ -216,7 +215,7 @@ def catches(a):
 '''
 
 
-def test_warning_filters_apply_over_there_and_warnings_come_back(served_endpoint):  # noqa: F811
+def test_warning_filters_apply_over_there_and_warnings_come_back(served_endpoint):
     import warnings
     np = pytest.importorskip("numpy")
     ep = served_endpoint(_WARNER)
@@ -268,7 +267,7 @@ def call_back(f, n):
 '''
 
 
-def test_serving_cpu_is_the_trusted_sides_answering_time_only(served_endpoint):  # noqa: F811
+def test_serving_cpu_is_the_trusted_sides_answering_time_only(served_endpoint):
     import time
     ep = served_endpoint(_CALLER)
     call_back = ep.request("import", None, "call_back")

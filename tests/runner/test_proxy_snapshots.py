@@ -7,7 +7,6 @@ from __future__ import annotations
 import threading
 
 import pytest
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge.runner import own_threads
 from judge.runner.proxy import snapshots

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 
 import pytest
-from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.proxy import Endpoint, ProxyRefused
 from judge.runner.proxy.wire import Channel

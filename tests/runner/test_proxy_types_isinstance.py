@@ -14,7 +14,6 @@ from numbers import Real
 from pathlib import Path
 
 import pytest
-from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.proxy import Endpoint
 from judge.runner.proxy.capabilities import Guard

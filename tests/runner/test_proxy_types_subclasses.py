@@ -6,7 +6,6 @@ is `judge_runner.proxy.serve` in a plain subprocess; the tests hold a guarded en
 from __future__ import annotations
 
 import pytest
-from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.proxy import ProxyRefused
 

@@ -14,7 +14,6 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from served_submission import served, served_endpoint  # noqa: F401  (fixtures)
 
 from judge.runner.proxy import Endpoint
 from judge.runner.proxy.wire import Channel, WireError

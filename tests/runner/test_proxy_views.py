@@ -10,12 +10,9 @@ import os
 
 import numpy as np
 import pytest
-from served_submission import served_endpoint  # noqa: F401  (a fixture)
 
 from judge.runner.proxy import Endpoint
 from judge.runner.proxy.wire import Channel, WireError, encode_array
-
-from .test_proxy_numpy import served  # noqa: F401  (the fixture)
 
 VIEWS = """
 import numpy as np
@@ -34,7 +31,7 @@ def edited_first(f, A):
 """
 
 
-def test_views_of_the_tests_arrays_are_views_of_them(served):  # noqa: F811
+def test_views_of_the_tests_arrays_are_views_of_them(served):
     imp = served(VIEWS)
     A = np.arange(12, dtype=np.float32).reshape(3, 4)
     B = np.arange(8, dtype=np.float32).reshape(4, 2)
@@ -55,7 +52,7 @@ def test_views_of_the_tests_arrays_are_views_of_them(served):  # noqa: F811
     assert not np.shares_memory(imp("copied")(A), A)
 
 
-def test_writes_through_a_view_reach_both_sides(served):  # noqa: F811
+def test_writes_through_a_view_reach_both_sides(served):
     imp = served(VIEWS)
     A = np.zeros((2, 3))
 

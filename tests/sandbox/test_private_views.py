@@ -21,7 +21,7 @@ from judge import grade
 from judge.grading.workdir import View, remove_orphans
 from judge.sandbox import Limits, grants, probe_layers, run_sandboxed, scratchfs
 
-from grading.test_grade_end_to_end import FIRST, REFERENCE, cache, problem  # noqa: F401
+from grading.test_grade_end_to_end import FIRST, REFERENCE
 
 VICTIM = REFERENCE + "\nimport time\ntime.sleep(2.5)  # SECRET-VICTIM-CODE\n"
 LOOT = REFERENCE + r'''
@@ -56,7 +56,7 @@ def unshare_only(monkeypatch):
 
 
 def test_without_a_private_view_a_run_reads_nothing_of_another_grading(
-        problem, cache, unshare_only):  # noqa: F811
+        problem, cache, unshare_only):
     grade(problem, REFERENCE, cache=cache, suite="public", select=FIRST)  # the cache is warm
     victim = threading.Thread(target=grade, args=(problem, VICTIM), kwargs={"cache": cache})
     victim.start()
@@ -68,7 +68,7 @@ def test_without_a_private_view_a_run_reads_nothing_of_another_grading(
     assert "READ 0:" in d["first_failure"]["message"], d["first_failure"]["message"]
 
 
-def test_a_run_is_let_in_for_its_run_only(problem):  # noqa: F811
+def test_a_run_is_let_in_for_its_run_only(problem):
     with View(problem) as view:
         secret = view.tests["hidden"] / "test_hidden.py"
         assert all(os.stat(p).st_mode & 0o077 == 0 for p in (view.root, secret.parent))

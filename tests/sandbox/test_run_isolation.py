@@ -16,7 +16,7 @@ import pytest
 
 from judge.judging.bounded import SCRATCH_FILES
 
-from grading.test_grade_end_to_end import FIRST, REFERENCE, cache, problem, run  # noqa: F401
+from grading.test_grade_end_to_end import FIRST, REFERENCE, run
 
 SIGNAL_AND_LISTEN = r'''
 import os as _o, sys as _s, time as _t
@@ -43,7 +43,7 @@ elif _side == "public":  # and listen for them
 pytestmark = pytest.mark.usefixtures("sandbox_path")  # cold and warm (tests/sandbox_paths.py)
 
 
-def test_the_public_run_hears_nothing_from_the_hidden_run(problem, cache):  # noqa: F811
+def test_the_public_run_hears_nothing_from_the_hidden_run(problem, cache):
     events = []
     report, d = run(problem, cache, REFERENCE + SIGNAL_AND_LISTEN, on_event=events.append)
     assert d["verdict"] == "AC", report.ie_cause
@@ -69,7 +69,7 @@ LRUCache.get = _fill
 '''
 
 
-def test_filling_the_scratch_folder_is_ole_disk_quota(problem, cache):  # noqa: F811
+def test_filling_the_scratch_folder_is_ole_disk_quota(problem, cache):
     report, d = run(problem, cache, REFERENCE + FILL, suite="public", select=FIRST)
     ff = d["first_failure"]
     assert d["verdict"] == "OLE" and ff["kind"] == "disk", (ff, report.ie_cause)
@@ -81,7 +81,7 @@ def test_filling_the_scratch_folder_is_ole_disk_quota(problem, cache):  # noqa: 
     assert d["first_failure"]["kind"] == "failed" and "message" not in d["first_failure"]
 
 
-def test_many_small_files_are_ole_too(problem, cache):  # noqa: F811
+def test_many_small_files_are_ole_too(problem, cache):
     source = REFERENCE + r'''
 def _many(self, key):
     import os
