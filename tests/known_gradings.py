@@ -1,27 +1,29 @@
 """Every known submission (accepted and wrong_answer) of a problem, graded once per test session
-on each path that two issue-19 tests compare, so that neither grades again what the other has:
+on each path that the issue-19 tests compare, so that none grades again what another has:
 
+    "warm"     forks of the warm zygote, unsharded (JUDGE_SHARDS=1): every known file, the path
+               `judge check` takes (it grades warm by default, warm_pool.use_by_default)
     "cold"     a cold sandbox per run, unsharded (auto is 1 shard when cold)
-    "warm"     forks of the warm zygote, unsharded (JUDGE_SHARDS=1)
     "sharded"  forks of the warm zygote, the hidden suite as 2 shards (JUDGE_SHARDS=2, on a
-               2-core split with one grading slot, whatever the host has): the accepted files
-               and every third wrong one only (`sharded_files`). A merge of shards does not
-               look at what a file gets wrong, and each sharded grading takes both cores: all
-               63 files were a fifth of the suite's CPU with the other two paths
+               2-core split with one grading slot, whatever the host has)
+
+"cold" and "sharded" are graded for `compared_files` only: the accepted files and every third
+wrong one. What they are compared for is the mechanism (a fork grades as a fresh sandbox does,
+a merge of shards as one suite does), which does not look at what a file gets wrong; grading
+every wrong file on all three paths made the known gradings the suite's heaviest part (about
+a fifth of its CPU with the sharded path alone, before that was sampled too).
 
 Each is graded with the hidden tests' details shown, as `judge check` grades.
-tests/authoring/test_bank_proves_itself.py checks the bank with the "cold" ones;
-tests/grading/test_warm_same_verdicts.py compares "cold" with both warm paths (on a 2-core
-host its warm grading was the sharded one, JUDGE_SHARDS being auto there; on one core the
-unsharded one); tests/grading/test_hidden_shards.py compares "warm" with "sharded". Each used
-to grade its own pair, so every file was graded warm twice over on the same configuration.
+tests/authoring/test_bank_proves_itself.py checks the bank with the "warm" ones;
+tests/grading/test_warm_same_verdicts.py compares "cold" with both warm paths;
+tests/grading/test_hidden_shards.py compares "warm" with "sharded".
 
 A problem's files are graded on all three paths at the first ask, whichever test asks: its
-cold and unsharded warm gradings two at a time (each mostly one sandboxed child: two share the
+unsharded warm and cold gradings two at a time (each mostly one sandboxed child: two share the
 2 cores CI has), then the sharded ones one at a time (they use both cores, and JUDGE_SHARDS,
 which says how many shards, is the whole process's: a cold grading beside them would be
-sharded too). While the cold and unsharded warm gradings run, JUDGE_SHARDS=1 for all of them:
-a cold grading is unsharded with it as without it.
+sharded too). While the unsharded gradings run, JUDGE_SHARDS=1 for all of them: a cold grading
+is unsharded with it as without it.
 
 Each entry keeps what the tests check besides the report: the events it emitted, how many
 runs meant to be warm fell back to cold while it ran (warm_pool.fallbacks is process-wide: a
@@ -44,7 +46,7 @@ from judge.grading import shards, warm_pool
 from judge.grading.grader import grade
 from judge.judging.report import Report
 
-PATHS = ("cold", "warm", "sharded")
+PATHS = ("warm", "cold", "sharded")
 
 
 @dataclass(frozen=True)
@@ -64,14 +66,14 @@ def known_files(problem) -> list[Path]:
     return problem.submissions("accepted") + problem.submissions("wrong_answer")
 
 
-def sharded_files(problem) -> list[Path]:
-    """The known files graded on the "sharded" path too."""
+def compared_files(problem) -> list[Path]:
+    """The known files graded on the "cold" and "sharded" paths too."""
     return problem.submissions("accepted") + problem.submissions("wrong_answer")[::3]
 
 
 def graded(problem, path: Path, how: str) -> Graded:
-    """`path` (one of known_files(problem); of sharded_files for "sharded") graded on path
-    `how` (one of PATHS)."""
+    """`path` (one of known_files(problem); of compared_files for "cold" and "sharded")
+    graded on path `how` (one of PATHS)."""
     assert how in PATHS, how
     with _lock:
         key = (problem.name, problem.version)
@@ -81,7 +83,7 @@ def graded(problem, path: Path, how: str) -> Graded:
 
 
 def _grade_all(problem) -> dict[tuple[str, str], Graded]:
-    files = known_files(problem)
+    files, compared = known_files(problem), set(compared_files(problem))
     out: dict[tuple[str, str], Graded] = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(shards, "cores", lambda: 2)  # the same split on any host
@@ -89,10 +91,10 @@ def _grade_all(problem) -> dict[tuple[str, str], Graded]:
         mp.setenv("JUDGE_SHARDS", "1")
         with ThreadPoolExecutor(2, thread_name_prefix="known") as pool:
             jobs = {(str(f), how): pool.submit(_unsharded, problem, f, how)
-                    for f in files for how in ("cold", "warm")}
+                    for f in files for how in ("warm", "cold") if how == "warm" or f in compared}
             out.update((k, j.result()) for k, j in jobs.items())
         mp.setenv("JUDGE_SHARDS", "2")
-        for f in sharded_files(problem):
+        for f in compared_files(problem):
             fell, before = warm_pool.fallbacks(), dict(shards.stats)
             report, events = _grade(problem, f, warm=True)
             out[(str(f), "sharded")] = Graded(

@@ -1,9 +1,10 @@
 """`judge check` of the whole bank, inside the test session: every problem proves itself (the
 reference AC, the starter not, each accepted file AC, each known-wrong file the verdict its
 header names, caught by the tests it names, meeting a hint). The known files' gradings are the
-cold ones tests/known_gradings.py makes once per session for the warm and shard tests, so the
-bank is not graded a second time to be checked (`make test` ran `judge check` after pytest,
-grading every file again: about 2 minutes on 2 busy cores)."""
+warm ones (the path `judge check` takes) that tests/known_gradings.py makes once per session
+for the warm and shard tests, so the bank is not graded a second time to be checked (`make
+test` ran `judge check` after pytest, grading every file again: about 2 minutes on 2 busy
+cores)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ PROBLEMS = [p for p in BANK.list() if "cuda" not in p.requires]
 
 def _known(problem, path):
     files = {str(f) for f in known_files(problem)}
-    return graded(problem, path, "cold").report if str(path) in files else None
+    return graded(problem, path, "warm").report if str(path) in files else None
 
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.name)

@@ -1,6 +1,6 @@
 """Issue 19: the hidden suite as N shards at once (judge/grading/shards.py) grades exactly as one
 unsharded run does. The known submissions of 141-144 (the accepted ones, every third wrong one:
-known_gradings.sharded_files), and submissions that crash, die of a
+known_gradings.compared_files), and submissions that crash, die of a
 signal, spin past the parent's clock or allocate past memory in one shard's test file, graded
 with JUDGE_SHARDS=1 and =2: the same verdict, per-test verdicts, first failure and hidden
 events. An abnormal shard makes the suite run again unsharded (stats["unsharded"]). The known
@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from known_gradings import graded, sharded_files
+from known_gradings import compared_files, graded
 
 from judge.grading import shards, warm_pool
 from judge.grading.grader import grade
@@ -67,7 +67,7 @@ def test_the_split_balances_reference_time_and_keeps_the_suites_order():
 
 @pytest.mark.parametrize("problem", KNOWN, ids=lambda p: p.name)
 def test_every_known_submission_grades_the_same_sharded(problem):
-    files = sharded_files(problem)
+    files = compared_files(problem)
     assert files
     merged = 0
     for path in files:
