@@ -11,7 +11,6 @@ import time
 
 from judge.grading.cpp import cuda, cuda_build, toolchain
 from judge.grading.cpp.grade import _Grading
-from judge.grading.cpp.reference import ReferenceFailure
 from judge.grading.cpp.verdicts import judge_run
 from judge.grading.platform_error import platform_error_report
 from judge.judging.report import Report
@@ -43,13 +42,7 @@ def grade_cuda(problem, source: str, *, suite: str, select, reveal_hidden: bool,
     g.nvcc = nvcc
     g.provenance.update(device="cuda" if nvcc else "cpu", compiler=nvcc or cc.version,
                         sanitize="none", cuda_build="nvcc" if nvcc else "emulator")
-    try:
-        return g.run()
-    except ReferenceFailure as e:
-        return g.internal_error(str(e))
-    except Exception as e:  # the judge's own fault
-        log.exception("grading %s failed", problem.name)
-        return g.internal_error(f"{type(e).__name__}: {e}")
+    return g.guarded()
 
 
 class CudaGrading(_Grading):

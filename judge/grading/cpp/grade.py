@@ -46,13 +46,7 @@ def grade_native(problem, source: str, *, suite: str, select, reveal_hidden: boo
         return platform_error_report(problem, f"no C++ compiler here builds with "
                                               f"-fsanitize={sanitize} (judge doctor)")
     g = _Grading(problem, source, suite, select, reveal_hidden, emit, cc, sanitize)
-    try:
-        return g.run()
-    except ReferenceFailure as e:
-        return g.internal_error(str(e))
-    except Exception as e:  # the judge's own fault
-        log.exception("grading %s failed", problem.name)
-        return g.internal_error(f"{type(e).__name__}: {e}")
+    return g.guarded()
 
 
 class _Grading:
@@ -65,6 +59,17 @@ class _Grading:
                            "torch": env.torch_version(), "judge_version": env.JUDGE_VERSION,
                            "compiler": cc.version, "sanitize": sanitize,
                            "sandbox_layers": {}, "missing_layers": []}
+
+    def guarded(self) -> Report:
+        """run(), with the judge's own failures (a reference that failed, any exception here)
+        reported as IE."""
+        try:
+            return self.run()
+        except ReferenceFailure as e:
+            return self.internal_error(str(e))
+        except Exception as e:  # the judge's own fault
+            log.exception("grading %s failed", self.problem.name)
+            return self.internal_error(f"{type(e).__name__}: {e}")
 
     def _reference(self) -> tuple[list[RefCase], bool]:
         return reference_cases(self.problem, self.cc)
