@@ -6,7 +6,6 @@ worker, and this one gives no verdict (a platform report, IE with no test).
 
 from __future__ import annotations
 
-import logging
 import time
 
 from judge.grading.cpp import cuda, cuda_build, toolchain
@@ -16,7 +15,6 @@ from judge.grading.platform_error import platform_error_report
 from judge.judging.report import Report
 from judge.judging.vocabulary import FailureKind
 
-log = logging.getLogger("judge")
 NEEDS_GPU = ("this is a CUDA C++ problem for a GPU worker (nvcc and a CUDA device): it uses "
              "{what}, which the CPU emulator does not model; this worker has no GPU with nvcc, "
              "so it gives no verdict")
