@@ -35,6 +35,7 @@ MAX_INT_DIGITS = 4000
 _INT_BOUND = 10 ** MAX_INT_DIGITS
 _HEAD = struct.Struct(">II")       # JSON length, attachments
 _LEN = struct.Struct(">I")
+_HEAD_SIZE = _HEAD.size
 MAX_ATTACHMENTS = 100_000
 # the decoder's scanner itself: JSONDecoder.decode matches whitespace around the value twice
 # by regex, and a frame, which json.dumps-style encoding writes without any, has none to skip
@@ -68,10 +69,18 @@ class Channel:
         self.buf = bytearray()
         self._chunk = bytearray(READ_BYTES)
         self._chunk_view = memoryview(self._chunk)
+        self._chunks = [self._chunk_view]
+        self._fds_in = [fd_in]
         self.sent = 0
 
     def send(self, msg: dict) -> None:
         data, blobs = _encode(msg)
+        if not blobs:  # most frames: the head and the JSON in one write
+            if len(data) > MAX_FRAME:
+                raise WireError(f"a message of {len(data)} bytes is over the cap of {MAX_FRAME}")
+            self._write(_HEAD.pack(len(data), 0) + data)
+            self.sent += 1
+            return
         total = len(data) + sum(b.nbytes for b in blobs)
         if total > MAX_FRAME or len(blobs) > MAX_ATTACHMENTS:
             raise WireError(f"a message of {total} bytes is over the cap of {MAX_FRAME}")
@@ -84,7 +93,13 @@ class Channel:
         self.sent += 1
 
     def _write(self, part) -> None:
-        view = memoryview(part)
+        try:  # (a pipe takes a small frame whole: no view to make)
+            n = os.write(self.fd_out, part)
+        except BrokenPipeError:
+            raise PeerGone("the other process has gone") from None
+        if n == len(part):
+            return
+        view = memoryview(part)[n:]
         while view:
             try:
                 n = os.write(self.fd_out, view)
@@ -93,11 +108,19 @@ class Channel:
             view = view[n:]
 
     def _frame(self) -> dict | None:
-        if len(self.buf) < _HEAD.size:
+        buf = self.buf
+        if len(buf) < _HEAD_SIZE:
             return None
-        n, count = _HEAD.unpack_from(self.buf)
+        n, count = _HEAD.unpack_from(buf)
         if n > MAX_FRAME or count > MAX_ATTACHMENTS:
             raise WireError(f"a message announced {n} bytes, over the cap of {MAX_FRAME}")
+        if not count:  # most frames: no attachment (the same caps, fewer steps)
+            end = _HEAD_SIZE + n
+            if len(buf) < end:
+                return None
+            msg = parse(buf[_HEAD_SIZE:end])
+            del buf[:end]
+            return msg
         start = _HEAD.size + _LEN.size * count
         if len(self.buf) < start:
             return None
@@ -121,7 +144,7 @@ class Channel:
     def _fill(self) -> int:
         """Reads what is there: the number of bytes (0 when nothing was)."""
         try:
-            n = os.readv(self.fd_in, [self._chunk_view])
+            n = os.readv(self.fd_in, self._chunks)
         except BlockingIOError:
             return 0
         if not n:
@@ -136,8 +159,10 @@ class Channel:
             msg = self._frame()
             if msg is not None:
                 return msg
-            if not self._fill():
-                select.select([self.fd_in], [], [])
+            # an answer awaited is almost never there yet: wait for it first, rather than
+            # read in vain (a failed read costs a syscall and an exception per frame)
+            select.select(self._fds_in, (), ())
+            self._fill()
 
     def poll(self) -> list[dict]:
         out = []
