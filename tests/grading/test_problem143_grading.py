@@ -1,13 +1,15 @@
-"""Problem 143 end to end through grade(): the reference, the starter, every accepted and
-wrong_answer submission (the verdict its header names), a syntax error and a missing import.
-Skipped while problems/143-tiered-kv-cache/ is not a complete problem yet."""
+"""Problem 143 end to end through grade(): the reference, the starter, a syntax error, a missing
+import and the public suite alone. Every accepted and wrong_answer file (the verdict its header
+names, caught by the tests it names) is checked by the bank's proof,
+tests/authoring/test_bank_proves_itself.py, from the gradings tests/known_gradings.py makes once
+per run: this module graded each of those files a second time (about 135 CPU seconds of the
+suite's 4,000). Skipped while problems/143-tiered-kv-cache/ is not a complete problem yet."""
 
 from pathlib import Path
 
 import pytest
 
 from judge import grade, load_problem
-from judge.authoring.check import parse_header
 from judge.grading.reference_cache import ReferenceCache
 from judge.problem import ProblemError
 
@@ -43,22 +45,6 @@ def test_reference_is_accepted(cache):
 def test_starter_fails(cache):
     report = graded(cache, PROBLEM.starter_source)
     assert str(report.verdict) not in ("AC", "CE", "IE")
-
-
-@pytest.mark.parametrize("path", PROBLEM.submissions("accepted"), ids=lambda p: p.name)
-def test_accepted_submission(cache, path):
-    report = graded(cache, path.read_text())
-    assert str(report.verdict) == "AC", report.to_dict()["first_failure"]
-
-
-@pytest.mark.parametrize("path", PROBLEM.submissions("wrong_answer"), ids=lambda p: p.name)
-def test_wrong_submission_gets_its_verdict(cache, path):
-    expect, caught_by = parse_header(path.read_text())
-    report = graded(cache, path.read_text(), reveal_hidden=True)
-    assert str(report.verdict) == expect
-    verdicts = {t.name: str(t.verdict) for t in report.tests}
-    for name in caught_by:
-        assert verdicts[name] not in ("AC", "SKIP"), name
 
 
 def test_syntax_error_is_ce(cache):
