@@ -7,11 +7,12 @@ on each path that the issue-19 tests compare, so that none grades again what ano
     "sharded"  forks of the warm zygote, the hidden suite as 2 shards (JUDGE_SHARDS=2, on a
                2-core split with one grading slot, whatever the host has)
 
-"cold" and "sharded" are graded for `compared_files` only: the accepted files and every third
-wrong one. What they are compared for is the mechanism (a fork grades as a fresh sandbox does,
-a merge of shards as one suite does), which does not look at what a file gets wrong; grading
-every wrong file on all three paths made the known gradings the suite's heaviest part (about
-a fifth of its CPU with the sharded path alone, before that was sampled too).
+"cold" and "sharded" are graded for `compared_files` only: the first accepted file and every
+sixth wrong one (every accepted file and every third wrong one before: twice the gradings).
+What they are compared for is the mechanism (a fork grades as a fresh sandbox does, a merge
+of shards as one suite does), which does not look at what a file gets wrong; grading every
+wrong file on all three paths made the known gradings the suite's heaviest part (about a
+fifth of its CPU with the sharded path alone, before that was sampled too).
 
 Each is graded with the hidden tests' details shown, as `judge check` grades.
 tests/authoring/test_bank_proves_itself.py checks the bank with the "warm" ones;
@@ -68,7 +69,7 @@ def known_files(problem) -> list[Path]:
 
 def compared_files(problem) -> list[Path]:
     """The known files graded on the "cold" and "sharded" paths too."""
-    return problem.submissions("accepted") + problem.submissions("wrong_answer")[::3]
+    return problem.submissions("accepted")[:1] + problem.submissions("wrong_answer")[::6]
 
 
 def graded(problem, path: Path, how: str) -> Graded:

@@ -1,5 +1,5 @@
 """Issue 19: the hidden suite as N shards at once (judge/grading/shards.py) grades exactly as one
-unsharded run does. The known submissions of 141-144 (the accepted ones, every third wrong one:
+unsharded run does. The known submissions of 141-144 (the first accepted one, every sixth wrong one:
 known_gradings.compared_files), and submissions that crash, die of a
 signal, spin past the parent's clock or allocate past memory in one shard's test file, graded
 with JUDGE_SHARDS=1 and =2: the same verdict, per-test verdicts, first failure and hidden

@@ -1,5 +1,5 @@
-"""Issue 19: a warm grader's fork grades as a cold sandbox does. The accepted and a third of the
-known-wrong submissions of every problem (known_gradings.compared_files) are graded on both
+"""Issue 19: a warm grader's fork grades as a cold sandbox does. The first accepted and a sixth of
+the known-wrong submissions of every problem (known_gradings.compared_files) are graded on both
 paths, and both give the same verdict, the same first failing test, the same kind of failure
 and the same message (grading folders' names, which differ per grading anyway, aside). The warm
 path is graded both unsharded and as 2 shards (what JUDGE_SHARDS=auto gives on a 2-core host);
