@@ -1,8 +1,13 @@
 """The reference's observations per problem version and device: computed once by running the
 same tests over the reference solution (sandboxed), then kept on disk and reused.
 
-    <cache>/judge/reference/<problem version>-<device>-<python>-<torch>.json
+    <cache>/judge/reference/<problem version>-<device>-<python>-<torch>-<mode>.json
     <cache> = $KVPRACTICE_CACHE or <repo>/.cache
+
+<mode> is "warm" where this process's runs fork from zygotes (warm_pool.intended), else
+"cold": a zygote has torch and pytest imported, so a test whose first line imports torch took
+the reference nothing warm and seconds cold. A limit from the warm figure gave a cold run of
+an accepted file TLE (the parity check on a busy CI machine); each mode is measured as it runs.
 
 The files are private to the judge's user (mode 0600 in a 0700 folder), so a sandboxed child
 running as another user cannot read the expected values even without a private filesystem.
@@ -37,6 +42,12 @@ SCHEMA = 3  # 2: times are CPU seconds of the sandboxed tree (were wall clock), 
 #            3: public tests' entries have `trace` (the reference's pool timeline)
 
 
+def _mode(device: str) -> str:
+    from judge.grading import warm_pool  # the pool imports the sandbox: only when asked
+
+    return "warm" if warm_pool.intended(device) else "cold"
+
+
 def cache_root() -> Path:
     return settings().cache_dir
 
@@ -58,7 +69,7 @@ class ReferenceCache:
         self._memo: dict | None = {} if in_memory else None
 
     def path(self, problem: Problem, device: str) -> Path:
-        return self.dir / f"{problem.version}-{cache_tag(device)}.json"
+        return self.dir / f"{problem.version}-{cache_tag(device)}-{_mode(device)}.json"
 
     def load(self, problem: Problem, device: str) -> dict:
         """The cached suites ({suite: data}) for this problem version and device, or {}."""
@@ -106,7 +117,7 @@ class ReferenceCache:
         """Held while the reference is computed, so two workers do not both compute it."""
         self.dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.dir, 0o700)
-        path = self.dir / f".{problem.version[:16]}-{cache_tag(device)}.lock"
+        path = self.dir / f".{problem.version[:16]}-{cache_tag(device)}-{_mode(device)}.lock"
         with open(path, "w") as f:
             fcntl.flock(f, fcntl.LOCK_EX)
             try:

@@ -74,6 +74,15 @@ def enabled() -> bool:
     return _default[0] if env is None else env
 
 
+def intended(device: str) -> bool:
+    """Whether this process's runs on `device` are meant to fork from a zygote. A zygote has
+    torch and pytest imported already, so a test that imports them costs a cold run seconds of
+    CPU and a warm one nothing: the reference's times are kept per mode (reference_cache.py)."""
+    if not enabled() or (device != "cpu" and not (device == "cuda" and settings().warm_cuda)):
+        return False
+    return warm_possible()[0]
+
+
 def spawner(problem, device: str, cold):
     """A ``run_sandboxed``-shaped callable for each process of a run: a fork of the problem's
     zygote, or ``cold`` (the launcher's run_sandboxed) where this process cannot go warm (no
@@ -83,7 +92,7 @@ def spawner(problem, device: str, cold):
     if not enabled() or (device != "cpu" and not (device == "cuda" and settings().warm_cuda)):
         return cold
     server = None
-    if warm_possible()[0]:
+    if intended(device):
         try:
             server = server_for(problem, device)
         except Exception as exc:  # noqa: BLE001 - a zygote that cannot start: the run is cold

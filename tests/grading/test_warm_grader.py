@@ -246,3 +246,26 @@ def test_a_fork_holds_the_credentials_a_cold_run_holds(server, scratch):
     assert seen["warm"] == seen["cold"]
     assert {seen["warm"][k] for k in STATUS[3:8]} == {"0000000000000000"}
     assert seen["warm"]["NoNewPrivs"] == "1" and seen["warm"]["Seccomp"] == "2"
+
+
+def test_the_reference_is_timed_in_the_mode_it_grades_in(tmp_path):
+    """A zygote has torch imported: a test whose first line imports torch took the reference
+    nothing warm and seconds cold, and a cold run held to the warm figure (max(min_test_s, 4 x
+    ~0 s)) was TLE for an accepted file on a busy machine (the parity check, CI at 72de10f).
+    Each mode keeps its own reference times."""
+    from judge import load_problem
+    from judge.grading.reference_cache import ReferenceCache, get_reference
+
+    fixture = os.path.join(os.path.dirname(__file__), "..", "e2e", "fixtures", "problems",
+                           "901-toy-lru")
+    problem = load_problem(os.path.abspath(fixture))
+    cache, node = ReferenceCache(tmp_path / "c"), "public/test_torch_only.py::test_tensor_values"
+    times = {}
+    for warm in (True, False):
+        with warm_pool.forced(warm):
+            ref, cached = get_reference(problem, ["public"], "cpu", cache=cache)
+            assert cached is False  # the other mode's file is not this one's
+            assert cache.path(problem, "cpu").name.endswith("-warm.json" if warm else
+                                                             "-cold.json")
+            times[warm] = {t["name"]: t["time_s"] for t in ref["public"]["tests"]}[node]
+    assert times[False] > times[True] + 0.5, times  # the import of torch, charged cold only
