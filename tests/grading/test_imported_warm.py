@@ -123,18 +123,29 @@ return f"wrote {written >> 20} MiB"
     assert wrote <= SCRATCH_MB, said
 
 
+_cold: dict[tuple[str, str], object] = {}
+
+
+def _graded_cold(bank, slug: str, file: str):
+    """The file's cold grading, made once for this module: each path's parameter compares
+    its own grading with it."""
+    from judge.grading import warm_pool
+
+    if (slug, file) not in _cold:
+        with warm_pool.forced(False):
+            _cold[slug, file] = grade(bank[slug], source(slug, file))
+    return _cold[slug, file]
+
+
 @pytest.mark.parametrize("slug", SLUGS)
 def test_every_fixture_grades_the_same_on_both_paths(bank, slug, sandbox_path):
     """The fixture book's solution and starter, graded on this path, against the same files
     graded cold (the cold parameter compares cold with itself: a second grading of one file
     must not differ either)."""
-    from judge.grading import warm_pool
-
     for file in ("solution.py", "starter.py"):
         if not (BOOK / slug / file).is_file():
             continue
+        cold = _graded_cold(bank, slug, file)
         here = grade(bank[slug], source(slug, file))
-        with warm_pool.forced(False):
-            cold = grade(bank[slug], source(slug, file))
         assert _path_of(here) == sandbox_path and _path_of(cold) == "cold"
         assert _essence(here) == _essence(cold), (slug, file)
