@@ -1,5 +1,5 @@
 """A burst of real submissions to problem 143 (accepted, wrong-answer and never-finishing files)
-from simulated students, and what the local judge says of each file: shared by the 20-submission
+from simulated students, and what the local judge says of each file: shared by the 10-submission
 CI test (tests/web_platform/test_distributed_burst.py) and the 200-submission load benchmark
 (benchmarks/load.py)."""
 
