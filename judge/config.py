@@ -17,6 +17,7 @@ runner aside) that reads the environment.
 | JUDGE_WARM | warm (suite runs fork from a warm zygote, grading/warm_pool.py; "0": cold) | on (*) |
 | JUDGE_WARM_CUDA | warm_cuda (CUDA runs fork too: a zygote that never touches CUDA, a context per fork) | off (***) |
 | JUDGE_SHARDS | shards (the hidden suite as at most N runs at once, grading/shards.py; "1": one run) | auto (**) |
+| JUDGE_PREWARM | prewarm (`judge serve` starts its bank's zygotes at start-up; "0": each on its first grading) | on |
 
 (*) where many files are graded: serve's workers, worker, check, --mutate; a one-off grade is cold.
 (**) the cores per grading slot where runs are warm, else 1.
@@ -38,7 +39,8 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 
 ENV_NAMES = ("KVPRACTICE_PROBLEMS", "KVPRACTICE_CACHE", "JUDGE_PARALLEL", "JUDGE_FORCE_CPU",
              "JUDGE_KEEP_WORKDIR", "JUDGE_GRADING_PYTHON", "JUDGE_SANDBOX_BASE_UID",
-             "CUDA_VISIBLE_DEVICES", "JUDGE_WARM", "JUDGE_SHARDS", "JUDGE_WARM_CUDA")
+             "CUDA_VISIBLE_DEVICES", "JUDGE_WARM", "JUDGE_SHARDS", "JUDGE_WARM_CUDA",
+             "JUDGE_PREWARM")
 
 
 @dataclass(frozen=True)
@@ -54,6 +56,7 @@ class JudgeSettings:
     warm: bool | None = None  # None: the process's own default (warm_pool.use_by_default)
     shards: int | None = None  # None: auto (grading/shards.py)
     warm_cuda: bool = False
+    prewarm: bool = True
 
     @classmethod
     def from_env(cls, env: dict[str, str]) -> JudgeSettings:
@@ -73,6 +76,7 @@ class JudgeSettings:
             warm=(env["JUDGE_WARM"] not in ("", "0")) if "JUDGE_WARM" in env else None,
             shards=_shards(env.get("JUDGE_SHARDS")),
             warm_cuda=env.get("JUDGE_WARM_CUDA", "") not in ("", "0"),
+            prewarm=env.get("JUDGE_PREWARM", "1") not in ("", "0"),
         )
 
 

@@ -260,9 +260,10 @@ def prewarm(problems, limit: int | None = None) -> threading.Thread | None:
     """Starts, in one background thread and one after the other, the zygotes of the first
     ``limit`` (MAX_SERVERS) CPU problems of ``problems``, so that the first submission of
     each forks instead of waiting for a torch import (`judge serve`'s embedded workers; a
-    remote worker's WarmGrader.warm does it for its bank). Nothing where this process is cold;
-    a problem that cannot start its zygote is only logged."""
-    if not enabled() or not warm_possible()[0]:
+    remote worker's WarmGrader.warm does it for its bank). Nothing where this process is cold
+    or JUDGE_PREWARM=0 (each zygote then starts on its problem's first grading); a problem that
+    cannot start its zygote is only logged."""
+    if not enabled() or not settings().prewarm or not warm_possible()[0]:
         return None
     chosen = [p for p in problems if "cuda" not in p.requires][:limit or MAX_SERVERS]
 
