@@ -65,7 +65,9 @@ def shots():
 @contextlib.contextmanager
 def serving(data: Path, problems: Path | None = None, args=(), env: dict | None = None):
     """`python -m web.cli serve` on a free port, one worker, over `problems` (None: the bank),
-    with more `args` and environment; its base URL once it answers."""
+    with more `args` and environment; its base URL once it answers. No zygote is started ahead
+    (JUDGE_PREWARM=0): a module grades one problem of the bank's four, whose zygote starts on
+    its first grading."""
     if not Path(CHROMIUM).exists():
         pytest.skip(f"{CHROMIUM} is missing (apt-get install -y chromium)")
     if not front_end_build()["ok"]:
@@ -78,7 +80,8 @@ def serving(data: Path, problems: Path | None = None, args=(), env: dict | None 
     cmd += args
     log = open(data / "server.log", "w")
     proc = subprocess.Popen(cmd, cwd=REPO_ROOT, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), **(env or {})})
+                            env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "JUDGE_PREWARM": "0",
+                                 **(env or {})})
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 90
     while True:

@@ -21,7 +21,7 @@ from package_support import pytest_only_site, student_env, unpack
 
 from web.settings import REPO_ROOT
 
-from e2e.test_browser import _paste, serving
+from e2e.test_browser import _paste
 from e2e.waits import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -32,16 +32,13 @@ PASSWORD = "correct horse battery"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("package-web")) as base:  # the bank, the real grader
-        yield base
-
-
-@pytest.fixture(scope="module")
 def out():
     folder = Path(os.environ.get("KVP_ARTIFACTS") or REPO_ROOT / "artifacts") / "student-package"
     folder.mkdir(parents=True, exist_ok=True)
     return folder
+
+
+# `server`: tests/e2e/conftest.py's, the bank graded by the real core (the files here share it)
 
 
 def _sign_up(page, base: str, username: str) -> None:
