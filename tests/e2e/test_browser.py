@@ -83,7 +83,7 @@ def serving(data: Path, problems: Path | None = None, args=(), env: dict | None 
                             env={**os.environ, "PYTHONPATH": str(REPO_ROOT), "JUDGE_PREWARM": "0",
                                  **(env or {})})
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 300  # a bound for a server that never answers, not a wait
     while True:
         try:
             urllib.request.urlopen(base + "/api/problems", timeout=2).read()
