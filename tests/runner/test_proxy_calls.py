@@ -112,3 +112,28 @@ def test_many_calls_pass_a_time_limit_a_slow_file_does_not(bank):
     v = {t.name.split("::")[1]: t for t in r.tests}
     assert str(v["test_many_calls_in_a_time_limit"].verdict) == "WA"
     assert str(v["test_example"].verdict) == "AC"
+
+
+def test_the_calibration_before_import_stands_and_a_live_recheck_is_bounded_by_it(monkeypatch):
+    """A request of the proxy cost 45-100 us on a slow, loaded machine; a calibration capped at
+    60 us left quick-lru's own 20,000 calls 0.26-0.62 s over its limit (IE). Measured before the
+    student's module is imported it stands; measured while the student's code is live (a
+    recheck, or a calibration made late) it is bounded, so a thread that burns CPU just then
+    buys little. The measurement itself is stood in for: this is the rule applied to it."""
+    from judge.runner.proxy import trusted
+
+    measured = {"s": 90e-6}
+    monkeypatch.setattr(trusted, "_ping_round", lambda n: measured["s"])
+    monkeypatch.setattr(trusted.L, "per_call", None)
+    assert trusted.overhead_per_call(before_import=True) == pytest.approx(90e-6)
+    measured["s"] = 500e-6  # a burning thread during the recheck
+    assert trusted.overhead_now(20_000) == pytest.approx(1.5 * 90e-6)
+    measured["s"] = 100e-6
+    assert trusted.overhead_now(20_000) == pytest.approx(100e-6)
+
+    monkeypatch.setattr(trusted.L, "per_call", None)
+    measured["s"] = 90e-6  # calibrated late, with the student's code live: capped
+    assert trusted.overhead_per_call() == pytest.approx(trusted.MAX_CALL_OVERHEAD_S)
+    measured["s"] = 5e-3   # a stalled host before the import: bounded too
+    monkeypatch.setattr(trusted.L, "per_call", None)
+    assert trusted.overhead_per_call(before_import=True) == pytest.approx(trusted.MAX_CALIBRATED_S)
