@@ -59,8 +59,14 @@ def run_cache(tmp_path_factory, monkeypatch):
 
 
 @pytest.fixture
-def fresh_cache(tmp_path, monkeypatch):
+def fresh_cache(tmp_path, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("KVPRACTICE_CACHE", str(tmp_path / "cache"))
+    # the C++ harness's compiled functions (judge/grading/cpp/build.py runtime_object) are
+    # the judge's own code, no reference's run: one compile of them for the whole run
+    shared = tmp_path_factory.getbasetemp() / "cache" / "cpp-builds" / "rt"
+    shared.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "cache" / "cpp-builds").mkdir(parents=True)
+    (tmp_path / "cache" / "cpp-builds" / "rt").symlink_to(shared, target_is_directory=True)
 
 
 # Throwaway PostgreSQL / Redis / platform server on loopback, for the distributed tests. Imported

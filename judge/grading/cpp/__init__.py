@@ -3,6 +3,7 @@ and run in the sandbox, judged against the reference's binary (docs/IMPORTED_GRA
 "C++ problems").
 
     harness/pj_judge.hpp  the test helpers the handbook's test.cpp calls (pj::run, require...)
+    harness/pj_judge_rt.cpp  their functions that are no template, compiled once (build)
     prepare   the test file rewritten: expected values out of the student's binary, the
               test's own code out of the student's reach
     screen    what the student's file may not do to the test it is compiled into

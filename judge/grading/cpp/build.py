@@ -13,6 +13,16 @@ Cached per submission and problem version: the key hashes the role, the file, th
 version (its tests among it), the compiler, its flags and the harness; a compile error is
 cached too. Each compile gets a fresh random key for the test's namespace, macro and folder
 names, so nothing one build showed helps the next.
+
+The harness's functions that are no template (harness/pj_judge_rt.cpp: run, the case's
+process, the results channel), and its printing of the commonest values (pj_judge.hpp's
+PJ_PRECOMPILED), are the same in every binary: they are compiled once per compiler, flags
+and harness (`runtime_object`, cached beside the builds) and the object is linked into each
+build, which so compiles only the test's and the student's code (about 45 % less CPU). A
+student's file that defines one of them again does not link; one that redefines one `inline`
+replaces it in its own binary, which gains it nothing its code could not do anyway: that code
+runs in the same process and can write to the same channel, and a record's value still needs
+the value (docs/IMPORTED_GRADING.md, "C++ problems").
 """
 
 from __future__ import annotations
@@ -36,9 +46,11 @@ from judge.grading.cpp.toolchain import Compiler
 from judge.sandbox import Limits, grants, run_sandboxed
 
 HARNESS = Path(__file__).resolve().parent / "harness" / "pj_judge.hpp"
+RUNTIME = HARNESS.parent / "pj_judge_rt.cpp"
+RUNTIME_OBJECT = "pj_judge_rt.o"
 COMPILE_LIMITS = Limits(wall_s=180, cpu_s=90, memory_mb=2048, processes=32, file_size_mb=256,
                         open_files=256, output_bytes=256_000, tmp_mb=512)
-FORMAT = 1
+FORMAT = 2
 USER = "user.cpp"
 
 
@@ -57,7 +69,8 @@ class Build:
 def cache_key(role: str, source: str, version: str, cc: Compiler, flags: list[str]) -> str:
     h = hashlib.sha256()
     for part in (str(FORMAT), role, source, version, cc.ident, " ".join(flags),
-                 HARNESS.read_text(encoding="utf-8"), _own_digest()):
+                 HARNESS.read_text(encoding="utf-8"), RUNTIME.read_text(encoding="utf-8"),
+                 _own_digest()):
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return h.hexdigest()
 
@@ -135,13 +148,14 @@ def _compile(problem, source: str, role: str, cc: Compiler, flags: list[str],
     """Builds in a sealed temporary folder and stores the outcome `into` the cache."""
     t0 = time.perf_counter()
     key = secrets.token_hex(8)
+    runtime, cpu0 = (None, 0.0) if problem.language == "cuda" else runtime_object(cc, flags)
     root = Path(tempfile.mkdtemp(prefix=f"judge-{problem.id}-p{os.getpid()}-cxx-"))
     try:
         if problem.language == "cuda":
             from judge.grading.cpp.cuda_build import CudaLayout
             layout: _Layout = CudaLayout(root, key, nvcc)
         else:
-            layout = _Layout(root, key)
+            layout = _Layout(root, key, runtime)
         prepared = layout.write(source, test_source)
         grants.seal(str(root))
         ce = screen.raw(source)
@@ -150,6 +164,7 @@ def _compile(problem, source: str, role: str, cc: Compiler, flags: list[str],
             ce = screened.refusal
         else:
             cpu = 0.0
+        cpu += cpu0
         if ce is not None:
             made = _refused(ce, layout, flags, cpu, t0)
         else:
@@ -176,13 +191,55 @@ def _refused(ce: tuple, layout: "_Layout", flags, cpu: float, t0: float) -> Buil
                  time.perf_counter() - t0, False, layout.user_suffix, flags)
 
 
+def runtime_object(cc: Compiler, flags: list[str]) -> tuple[Path, float]:
+    """(harness/pj_judge_rt.cpp compiled with `flags`, the CPU seconds that took: 0 when it
+    was cached). The judge's own code, no student's: compiled once per compiler, flags and
+    harness, in the compile sandbox as every build is. The same for both roles (the role
+    changes nothing in it)."""
+    flags = [f for f in flags if not f.startswith("-DPJ_ROLE_")] + ["-DPJ_RUNTIME"]
+    h = hashlib.sha256()
+    for part in (str(FORMAT), cc.ident, " ".join(flags), HARNESS.read_text(encoding="utf-8"),
+                 RUNTIME.read_text(encoding="utf-8")):
+        h.update(part.encode("utf-8") + b"\0")
+    folder = settings().cache_dir / "cpp-builds" / "rt" / h.hexdigest()
+    with _locked(folder):
+        if (folder / RUNTIME_OBJECT).is_file():
+            return folder / RUNTIME_OBJECT, 0.0
+        root = Path(tempfile.mkdtemp(prefix=f"judge-rt-p{os.getpid()}-cxx-"))
+        try:
+            inc, scratch = root / "inc", root / "run"
+            for d in (inc, scratch):
+                d.mkdir()
+            for f in (HARNESS, RUNTIME):
+                shutil.copy2(f, inc / f.name)
+                os.chmod(inc / f.name, 0o644)
+            grants.seal(str(root))
+            out = scratch / RUNTIME_OBJECT
+            r = run_sandboxed([cc.path, *flags, "-c", "-iquote", str(inc), str(inc / RUNTIME.name),
+                               "-o", str(out)], ro_binds=[str(inc), "/usr"], scratch=str(scratch),
+                              limits=COMPILE_LIMITS, env={"LC_ALL": "C"})
+            if r.returncode != 0 or not out.is_file():
+                tail = r.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+                raise RuntimeError(f"the judge's harness ({RUNTIME.name}) does not compile with "
+                                   f"{cc.name} {' '.join(flags)}: {' | '.join(tail)}")
+            tmp = Path(tempfile.mkdtemp(prefix=".new-", dir=folder.parent))
+            shutil.copy2(out, tmp / RUNTIME_OBJECT)
+            shutil.rmtree(folder, ignore_errors=True)
+            tmp.rename(folder)
+            return folder / RUNTIME_OBJECT, r.cpu_s or 0.0
+        finally:
+            grants.forget(str(root))
+            shutil.rmtree(root, ignore_errors=True)
+
+
 class _Layout:
-    """The build's folder: inc/ (the harness), u/ (the student's file), t-<key>/ (the
-    prepared test and its header: names nobody outside this build knows), run/ (scratch)."""
+    """The build's folder: inc/ (the harness, and its compiled functions: runtime_object),
+    u/ (the student's file), t-<key>/ (the prepared test and its header: names nobody
+    outside this build knows), run/ (scratch)."""
     user_name = USER
 
-    def __init__(self, root: Path, key: str):
-        self.root, self.key = root, key
+    def __init__(self, root: Path, key: str, runtime: Path | None = None):
+        self.root, self.key, self.runtime = root, key, runtime
         self.inc, self.user_dir, self.test_dir = root / "inc", root / "u", root / f"t-{key}"
         self.scratch = root / "run"
         for d in (self.inc, self.user_dir, self.test_dir, self.scratch):
@@ -197,6 +254,8 @@ class _Layout:
 
     def write(self, source: str, test_source: str) -> prepare.Prepared:
         shutil.copy2(HARNESS, self.inc / HARNESS.name)
+        if self.runtime is not None:
+            shutil.copy2(self.runtime, self.inc / RUNTIME_OBJECT)
         self.user.write_text(source, encoding="utf-8", errors="surrogateescape")
         prepared = prepare.prepare(test_source, self.key)
         self.main.write_text(prepared.text + prepare.tail(prepared, self.key), encoding="utf-8")
@@ -220,11 +279,12 @@ class _Layout:
                              limits=COMPILE_LIMITS, env={"LC_ALL": "C"})
 
     def _cc(self, cc: Compiler, flags: list[str]) -> list[str]:
-        return [cc.path, *flags, "-iquote", str(self.inc), str(self.main)]
+        objects = [str(self.inc / RUNTIME_OBJECT)] if self.runtime is not None else []
+        return [*self._pre(cc, flags), *objects]
 
     def _pre(self, cc: Compiler, flags: list[str]) -> list[str]:
         """The preprocessor's pass (screen.py reads its output)."""
-        return self._cc(cc, flags)
+        return [cc.path, *flags, "-iquote", str(self.inc), str(self.main)]
 
     def preprocess(self, cc: Compiler, flags, prepared) -> tuple[screen.Screened, float]:
         out = self.scratch / "pre.ii"

@@ -10,6 +10,11 @@
 // Built twice: PJ_ROLE_REFERENCE (the reference's binary: expectations are evaluated and
 // must hold) and PJ_ROLE_SUBMISSION (the student's binary: the judge's rewrite of test.cpp
 // replaced every expected value by pj::unseen, so none is ever computed there).
+//
+// Its functions that are no template are only declared here: pj_judge_rt.cpp defines them,
+// compiled once (PJ_RUNTIME: for either role) into the object every test binary links
+// (build.py's runtime_object), with the printing of the commonest values (PJ_PRECOMPILED
+// below), so that a build compiles only the test's code and the student's.
 #pragma once
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -42,7 +47,7 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-#if !defined(PJ_ROLE_REFERENCE) && !defined(PJ_ROLE_SUBMISSION)
+#if !defined(PJ_ROLE_REFERENCE) && !defined(PJ_ROLE_SUBMISSION) && !defined(PJ_RUNTIME)
 #error "pj_judge.hpp is built by the judge, which says whose binary this is"
 #endif
 
@@ -57,39 +62,13 @@ struct unseen {};
 
 namespace detail {
 
-inline int results_fd() {
-  static const int fd = [] {
-    const char* s = std::getenv("PJ_RESULTS_FD");
-    return s ? std::atoi(s) : -1;
-  }();
-  return fd;
-}
+int results_fd();
 
 // One whole line per write, retried: a case may die right after, and no stdio buffer is
 // involved that its death could lose.
-inline void put(const std::string& line) {
-  std::string out = line + "\n";
-  const char* p = out.data();
-  size_t left = out.size();
-  while (left > 0) {
-    ssize_t n = ::write(results_fd(), p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    left -= size_t(n);
-  }
-}
+void put(const std::string& line);
 
-inline std::string hex(std::string_view s) {
-  static const char* digits = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size() * 2 + 1);
-  for (unsigned char c : s) {
-    out += digits[c >> 4];
-    out += digits[c & 15];
-  }
-  return out.empty() ? "-" : out;
-}
+std::string hex(std::string_view s);
 
 template <class T, class = void>
 struct streamable : std::false_type {};
@@ -125,10 +104,7 @@ struct is_optional<std::optional<T>> : std::true_type {};
 
 // Whether a value could be printed: an unprintable one is recorded as "opaque", which the
 // judge treats as an observation anyone could forge (judge check says so).
-inline bool& opaque_flag() {
-  static bool f = false;
-  return f;
-}
+bool& opaque_flag();
 
 template <class T>
 void show_into(std::ostream& os, const T& v);
@@ -197,14 +173,7 @@ void show_into(std::ostream& os, const T& v) {
 
 // A long value is recorded as its first characters, its length and a digest: enough to
 // compare it and to show where it starts.
-inline std::string bounded(const std::string& s) {
-  if (s.size() <= 4096) return s;
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  std::ostringstream os;
-  os << s.substr(0, 200) << "... (" << s.size() << " characters, digest " << std::hex << h << ")";
-  return os.str();
-}
+std::string bounded(const std::string& s);
 
 template <class T>
 std::string show(const T& v) {
@@ -214,9 +183,7 @@ std::string show(const T& v) {
   return bounded(os.str());
 }
 
-inline void observe(const char* kind, const std::string& what, const std::string& value) {
-  put(std::string("O ") + kind + " " + hex(what) + " " + hex(value));
-}
+void observe(const char* kind, const std::string& what, const std::string& value);
 
 template <class A>
 void observe_value(const std::string& what, const A& got) {
@@ -237,12 +204,33 @@ bool equals(const A& got, unseen) {
   return true;
 }
 
+// How the values tests check most often are shown: instantiated once, in pj_judge_rt.cpp's
+// object, rather than in every build (the same code: these types' printing depends on
+// nothing a test or a student's file declares).
+#if defined(PJ_RUNTIME)
+#define PJ_EXTERN
+#else
+#define PJ_EXTERN extern
+#endif
+#define PJ_PRECOMPILED(...)                                                        \
+  PJ_EXTERN template std::string show<__VA_ARGS__>(const __VA_ARGS__&);            \
+  PJ_EXTERN template void observe_value<__VA_ARGS__>(const std::string&, const __VA_ARGS__&);
+PJ_PRECOMPILED(bool)
+PJ_PRECOMPILED(int)
+PJ_PRECOMPILED(long)
+PJ_PRECOMPILED(long long)
+PJ_PRECOMPILED(unsigned long)
+PJ_PRECOMPILED(double)
+PJ_PRECOMPILED(std::string)
+PJ_PRECOMPILED(std::vector<int>)
+PJ_PRECOMPILED(std::vector<long long>)
+PJ_PRECOMPILED(std::vector<std::string>)
+#undef PJ_PRECOMPILED
+#undef PJ_EXTERN
+
 }  // namespace detail
 
-inline void require(bool ok, const std::string& what) {
-  detail::observe("ok", what, ok ? "true" : "false");
-  if (!ok) throw Failure{what};
-}
+void require(bool ok, const std::string& what);
 
 template <class A, class B>
 void require_eq(const A& got, const B& want, const std::string& what) {
@@ -276,98 +264,21 @@ void require_throws(F&& f, const std::string& what) {
 
 namespace detail {
 
-inline double env_number(const char* name, int index, double fallback) {
-  const char* s = std::getenv(name);
-  for (int i = 0; s && *s; ++i) {
-    char* end = nullptr;
-    double v = std::strtod(s, &end);
-    if (i == index) return end != s && v > 0 ? v : fallback;
-    s = std::strchr(s, ',');
-    if (s) ++s;
-  }
-  return fallback;
-}
+double env_number(const char* name, int index, double fallback);
 
-inline int& case_count() {
-  static int n = 0;
-  return n;
-}
+int& case_count();
 
 // The case itself, in a process of its own: nothing it does reaches the next case. At the
 // soft limit the kernel sends SIGXCPU, which says "CPU time" whatever getrusage says: under
 // steal (a VM on a busy host) the kernel's count runs up to ~15 % ahead of the rusage the
 // parent reads, so a SIGKILL at a shared hard limit looked like a crash. Code that catches
 // SIGXCPU gains at most the second up to the hard limit, where SIGKILL ends it.
-[[noreturn]] inline void in_case(int index, const std::function<void()>& f) {
-  double cpu = env_number("PJ_CASE_CPU", index, 10.0);
-  rlim_t s = rlim_t(cpu + 0.999);
-  struct rlimit rl = {s, s + 1};
-  setrlimit(RLIMIT_CPU, &rl);
-  std::string end = "done", why;
-  try {
-    f();
-  } catch (const Failure& e) {
-    end = "fail";
-    why = e.msg;
-  } catch (const std::exception& e) {
-    end = "exception";
-    why = e.what();
-  } catch (...) {
-    end = "exception";
-    why = "an exception that is not a std::exception";
-  }
-#if defined(PJ_LEAK_CHECK)
-  if (end == "done" && __lsan_do_recoverable_leak_check() != 0) end = "leak";
-#endif
-  put("X " + end + " " + hex(why));
-  std::fflush(nullptr);
-  _exit(0);
-}
+[[noreturn]] void in_case(int index, const std::function<void()>& f);
 
-inline void wait_case(int index, pid_t pid) {
-  double cpu = env_number("PJ_CASE_CPU", index, 10.0);
-  struct timespec t0;
-  clock_gettime(CLOCK_MONOTONIC, &t0);
-  double wall = 10 * cpu + 5;  // a net for sleeping; CPU time is the limit
-  long sleep_ns = 200000;
-  int status = 0;
-  struct rusage ru {};
-  bool timed_out = false;
-  for (;;) {
-    pid_t got = wait4(pid, &status, WNOHANG, &ru);
-    if (got == pid || (got < 0 && errno != EINTR)) break;
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    if ((now.tv_sec - t0.tv_sec) + (now.tv_nsec - t0.tv_nsec) / 1e9 > wall && !timed_out) {
-      kill(pid, SIGKILL);
-      timed_out = true;
-    }
-    struct timespec d = {0, sleep_ns};
-    nanosleep(&d, nullptr);
-    sleep_ns = std::min(sleep_ns * 2, 10000000L);
-  }
-  long us = ru.ru_utime.tv_sec * 1000000L + ru.ru_utime.tv_usec + ru.ru_stime.tv_sec * 1000000L +
-            ru.ru_stime.tv_usec;
-  std::string how = timed_out ? "wall" : WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
-                                                             : "exit " + std::to_string(WEXITSTATUS(status));
-  put("W " + std::to_string(index) + " " + std::to_string(us) + " " + hex(how));
-}
+void wait_case(int index, pid_t pid);
 
 }  // namespace detail
 
-inline void run(const char* name, const std::function<void()>& f) {
-  int index = detail::case_count()++;
-  detail::put("C " + std::to_string(index) + " " + detail::hex(name ? name : ""));
-  std::string mark = "\n==PJ-CASE " + std::to_string(index) + "==\n";
-  std::fflush(nullptr);
-  (void)!::write(2, mark.data(), mark.size());  // the judge files sanitizer reports by case
-  pid_t pid = fork();
-  if (pid == 0) detail::in_case(index, f);
-  if (pid < 0) {
-    detail::put("W " + std::to_string(index) + " 0 " + detail::hex("fork failed"));
-    return;
-  }
-  detail::wait_case(index, pid);
-}
+void run(const char* name, const std::function<void()>& f);
 
 }  // namespace pj
