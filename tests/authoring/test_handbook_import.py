@@ -16,6 +16,7 @@ import reference  # noqa: F401  (puts the handbook modules, `checker` among them
 from judge import check_problem, grade, load_problem
 from judge.authoring.handbook_format import FrontMatterError, parse_front_matter, split_tests
 from judge.cli.main import main as judge_main
+from judge.grading import warm_pool
 
 HANDBOOK = Path(__file__).resolve().parents[1] / "fixtures" / "handbook_problems"
 RUNNING_MAX = HANDBOOK / "basics" / "running-max"
@@ -230,7 +231,13 @@ def test_judge_check_proves_the_plain_problem(bank):
 @pytest.mark.slow
 def test_judge_check_proves_the_torch_problem(bank):
     pytest.importorskip("torch")
-    res = check_problem(bank / "901-row-softmax")
+    # as `judge check` runs it: its suite runs fork from warm zygotes (judge/cli/main.py
+    # cmd_check: warm_pool.use_by_default; cold where no zygote can be made), so its gradings
+    # and reference runs fork from a zygote that imported torch once instead of each of their
+    # processes importing it (the plain problem's check stays cold: its cold reference run is
+    # the one this module's later gradings of 900 read)
+    with warm_pool.forced(True):
+        res = check_problem(bank / "901-row-softmax")
     assert res.ok, (res.errors, [(s.label, s.problems) for s in res.submissions])
     ref = res.table()[0]
     assert ref["verdict"] == "AC" and ref["tests"]["hidden/test_hidden.py::test_on_the_gpu"] in (
