@@ -1,6 +1,8 @@
 """`judge check` proves a problem sound; `judge new` makes a folder it accepts once filled in;
 an imported problem whose reference passes by chance is reported flaky, not proved."""
 
+import contextlib
+import hashlib
 import io
 import shutil
 from pathlib import Path
@@ -12,6 +14,7 @@ from judge.authoring.importer import import_problems
 from judge.authoring.scaffold import REFERENCE_EXAMPLE, new_problem
 from judge.cli.console import Console, print_check
 from judge.cli.main import main as judge_main
+from judge.grading.grader import grade
 from judge.problem import ProblemError, load_problem
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -22,6 +25,30 @@ FLAKY_BOOK = FIXTURES / "handbook_flaky" / "book"
 pytestmark = pytest.mark.usefixtures("run_cache")
 
 
+_graded: dict[tuple[str, str], object] = {}
+
+
+def _grading_inputs(problem) -> str:
+    """sha256 over the problem's files that a grading reads: all of version's but its known
+    submissions (a header's `expect`/`caught-by` is the check's business, not the grading's)."""
+    h = hashlib.sha256()
+    for label, path in problem._hashed_files():
+        if not label.startswith("problem/submissions/"):
+            h.update(label.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return h.hexdigest()
+
+
+def known(problem, path: Path):
+    """check_problem's `graded`: a file graded as the check grades it (device auto, hidden
+    details shown), once per module for the same text on the same tests: the copies of the
+    fixture problem below each change one file, and the check grades every other file of
+    theirs as the first test's check did."""
+    key = (_grading_inputs(problem), path.read_text(encoding="utf-8"))
+    if key not in _graded:
+        _graded[key] = grade(problem, key[1], device="auto", reveal_hidden=True)
+    return _graded[key]
+
+
 def copy_bank(tmp_path) -> Path:
     shutil.copytree(FIXTURES / "problems", tmp_path / "problems")
     shutil.copytree(FIXTURES / "reference", tmp_path / "reference")
@@ -29,7 +56,7 @@ def copy_bank(tmp_path) -> Path:
 
 
 def test_fixture_problem_passes_check():
-    res = check_problem(FIXTURES / "problems" / "001-lru-cache")
+    res = check_problem(FIXTURES / "problems" / "001-lru-cache", graded=known)
     assert res.ok, (res.errors, [(s.label, s.problems) for s in res.submissions])
     rows = {r["submission"]: r for r in res.table()}
     assert set(rows) == {"reference", "starter", "accepted/linked_list.py",
@@ -46,7 +73,7 @@ def test_check_fails_when_a_wrong_submission_gets_another_verdict(tmp_path):
     folder = copy_bank(tmp_path)
     fifo = folder / "submissions" / "wrong_answer" / "fifo.py"
     fifo.write_text(fifo.read_text().replace("# expect: WA", "# expect: RE"))
-    res = check_problem(folder)
+    res = check_problem(folder, graded=known)
     assert not res.ok
     bad = [s for s in res.submissions if not s.ok]
     assert [s.label for s in bad] == ["wrong_answer/fifo.py"]
@@ -57,7 +84,7 @@ def test_check_fails_when_caught_by_names_a_passing_test(tmp_path):
     folder = copy_bank(tmp_path)
     sub = folder / "submissions" / "wrong_answer" / "no_refresh_on_put.py"
     sub.write_text(sub.read_text().replace("test_update_refreshes", "test_stats"))
-    res = check_problem(folder)
+    res = check_problem(folder, graded=known)
     assert not res.ok
     assert any("caught-by hidden/test_hidden.py::test_stats passed" in p
                for s in res.submissions for p in s.problems)
@@ -68,7 +95,7 @@ def test_check_fails_on_an_accepted_starter_and_a_silent_test(tmp_path):
     shutil.copy(folder.parent.parent / "reference" / "lru.py", folder / "starter" / "lru.py")
     with open(folder / "tests" / "hidden" / "test_hidden.py", "a") as f:
         f.write("\n\ndef test_silent(observe):\n    assert LRUCache(1).keys() == []\n")
-    res = check_problem(folder)
+    res = check_problem(folder, graded=known)
     assert not res.ok
     assert any("records no observation" in e for e in res.errors)
     starter = [s for s in res.submissions if s.label == "starter"][0]
@@ -123,6 +150,28 @@ def first_max(tmp_path_factory):
     return load_problem(str(res.imported[0].folder))
 
 
+@pytest.fixture(scope="module")
+def flaky_import(tmp_path_factory):
+    """`judge import` of the flaky book, made once: (its exit code, what it printed, the check it
+    made of first-max). test_judge_import_says_flaky reads what it printed and
+    test_a_flaky_reference_is_reported_flaky_not_proved the check itself: a check of its own
+    there was the same proof (3 runs of the same reference) made a second time."""
+    import judge.authoring.check as check
+
+    made = []
+
+    def recording(*args, **kw):
+        made.append(check_problem(*args, **kw))
+        return made[-1]
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as mp, contextlib.redirect_stdout(out):
+        mp.setattr(check, "check_problem", recording)
+        code = judge_main(["import", str(FLAKY_BOOK), "--problems",
+                           str(tmp_path_factory.mktemp("flaky-cli") / "problems")])
+    assert len(made) == 1, made
+    return code, out.getvalue(), made[0]
+
+
 def test_flaky_is_the_tests_whose_outcome_differs_across_runs():
     c = SubmissionCheck("reference", Path("solution.py"), "AC")
     same = {"public/a.py::t": "passed", "hidden/b.py::u": "failed"}
@@ -135,8 +184,8 @@ def test_flaky_is_the_tests_whose_outcome_differs_across_runs():
     assert c.flaky == {}  # one run has nothing to differ from
 
 
-def test_a_flaky_reference_is_reported_flaky_not_proved(first_max):
-    res = check_problem(first_max, device="cpu")
+def test_a_flaky_reference_is_reported_flaky_not_proved(flaky_import):
+    res = flaky_import[2]  # the check `judge import` made (its device: auto)
     assert not res.ok
     ref = res.submissions[0]
     assert [s.label for s in res.submissions] == ["reference"]  # the rest would be luck too
@@ -166,9 +215,9 @@ def test_one_reference_run_is_the_grading_alone(first_max):
     assert not any(p.startswith("flaky: ") for p in ref.problems)
 
 
-def test_judge_import_says_flaky(tmp_path, capsys):
-    assert judge_main(["import", str(FLAKY_BOOK), "--problems", str(tmp_path / "problems")]) == 1
-    out = capsys.readouterr().out
+def test_judge_import_says_flaky(flaky_import):
+    code, out, _ = flaky_import
+    assert code == 1
     assert "flaky       900 book/first-max" in out
     assert "reference: flaky: its tests' outcomes differ across 3 runs" in out
     assert "0 of 1 imported problems prove themselves; 1 flaky" in out
