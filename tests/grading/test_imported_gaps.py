@@ -47,9 +47,21 @@ def one_process(problem, tmp_path: Path):
     return plain
 
 
+_graded: dict[tuple[str, str], object] = {}
+
+
+def graded(problem, file: Path):
+    """`file` of `problem` graded once per module: the registry test and the proof through the
+    proxy below read the same grading of op-registry's reference."""
+    key = (str(problem.path), str(file))
+    if key not in _graded:
+        _graded[key] = grade(problem, file.read_text(encoding="utf-8"))
+    return _graded[key]
+
+
 def verdicts(problem) -> tuple[str, str]:
-    ref = grade(problem, problem.reference_path.read_text(encoding="utf-8"))
-    starter = grade(problem, problem.starter_path.read_text(encoding="utf-8"))
+    ref = graded(problem, problem.reference_path)
+    starter = graded(problem, problem.starter_path)
     return str(ref.verdict), str(starter.verdict)
 
 
@@ -62,7 +74,7 @@ def test_each_proves_itself_in_one_process(bank, slug, tmp_path):
 def test_a_registry_the_tests_read_is_their_own_process(bank):
     p = bank["op-registry"]
     assert is_proxied(p)
-    r = grade(p, p.reference_path.read_text(encoding="utf-8"))
+    r = graded(p, p.reference_path)
     assert str(r.verdict) == "IE", r.verdict   # the platform's limit, never WA on the student
     assert "fixture_ops" in f"{r.ie_cause} {r.platform_error}", (r.ie_cause, r.platform_error)
 
