@@ -60,6 +60,11 @@ def _open(browser, server, lang, size, path="/problems/143"):
     return ctx, page, errors
 
 
+def _in_language(page, server, lang, path="/problems/143"):
+    """The same page in another language: a reload (the editor's draft is kept, in localStorage)."""
+    page.goto(f"{server}{path}?lang={lang}")
+
+
 def _shot(page, name):
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / f"{name}.png"))
@@ -77,13 +82,25 @@ def _in_view(page, selector):
 
 # ---- 1 and 2: the hint and the timeline --------------------------------------------------
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_hint_and_timeline_for_unprotected_hits(server, browser, lang):
-    ctx, page, errors = _open(browser, server, lang, "desktop")
-    _ready(page)
-    page.evaluate("localStorage.removeItem('kvp:hints:143')")
-    _paste(page, WRONG.read_text())
-    run_and_wait(page)
+def test_hint_and_timeline_for_unprotected_hits(server, browser):
+    """In English, then in Chinese on the same page (the draft kept: no second paste)."""
+    ctx, page, errors = _open(browser, server, "en", "desktop")
+    for lang in ("en", "zh"):
+        if lang != "en":
+            _in_language(page, server, lang)
+        _ready(page)
+        page.evaluate("localStorage.removeItem('kvp:hints:143')")  # the count starts again
+        if lang == "en":
+            _paste(page, WRONG.read_text())
+        else:
+            assert page.evaluate("window.kvpEditor.state.doc.toString()") == WRONG.read_text()
+        run_and_wait(page)
+        _hint_and_timeline(page, lang)
+    assert not errors, errors
+    ctx.close()
+
+
+def _hint_and_timeline(page, lang):
     assert page.inner_text(".run-result .report-head .verdict") == "WA"
     hints = load_problem("143").hints
     box = page.locator(".run-result .hints")
@@ -129,16 +146,23 @@ def test_hint_and_timeline_for_unprotected_hits(server, browser, lang):
     words = {"en": ["What differs:", "the free queue", "block", "host"],
              "zh": ["不同之处：", "空闲队列", "块", "主机内存"]}[lang]
     assert any(w in banner.inner_text() for w in words[1:]) and words[0] in banner.inner_text()
-    assert not errors, errors
-    ctx.close()
 
 
 # ---- 3: errors point at the student's line ----------------------------------------------
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_errors_point_at_the_students_line(server, browser, lang):
-    ctx, page, errors = _open(browser, server, lang, "laptop")
-    _ready(page)
+def test_errors_point_at_the_students_line(server, browser):
+    """In English, then in Chinese on the same page."""
+    ctx, page, errors = _open(browser, server, "en", "laptop")
+    for lang in ("en", "zh"):
+        if lang != "en":
+            _in_language(page, server, lang)
+        _ready(page)
+        _errors_point_at_the_students_line(page, server, lang)
+    assert not errors, errors
+    ctx.close()
+
+
+def _errors_point_at_the_students_line(page, server, lang):
     source = REREADS.read_text()
     _paste(page, source)
     run_and_wait(page)
@@ -196,8 +220,6 @@ def test_errors_point_at_the_students_line(server, browser, lang):
     page.wait_for_selector("#submit-results .too-big")
     assert page.inner_text("#submit-results .too-big") == run_words
     assert re.search({"en": rf"the limit is {limit}\b", "zh": rf"上限是 {limit} 字节"}[lang], run_words), run_words
-    assert not errors, errors
-    ctx.close()
 
 
 # ---- 4: no English word left on the Chinese pages --------------------------------------
@@ -312,15 +334,27 @@ def test_the_chinese_pages_hold_no_english(server, browser):
 
 # ---- 5 and 6: the layouts, first steps, accessibility -----------------------------------
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_phone_layout(server, browser, lang):
-    ctx, page, errors = _open(browser, server, lang, "phone")
+def test_phone_layout(server, browser):
+    """In English, then in Chinese on the same page (the draft kept: no second paste)."""
+    ctx, page, errors = _open(browser, server, "en", "phone")
+    for lang in ("en", "zh"):
+        if lang != "en":
+            _in_language(page, server, lang)
+        _phone_layout(page, lang)
+    assert not errors, errors
+    ctx.close()
+
+
+def _phone_layout(page, lang):
     _ready(page)
     assert page.is_visible(".pane-tabs")
     # the editor is on the first screen, not after the statement and the chart
     assert _in_view(page, ".editor")
     assert not page.is_visible(".statement-pane")
-    _paste(page, WRONG.read_text())
+    if lang == "en":
+        _paste(page, WRONG.read_text())
+    else:
+        assert page.evaluate("window.kvpEditor.state.doc.toString()") == WRONG.read_text()
     run_and_wait(page)
     # Run shows its result pane
     assert page.is_visible(".run-result .report-head") and not page.is_visible(".editor")
@@ -334,19 +368,30 @@ def test_phone_layout(server, browser, lang):
     page.click('.pane-tabs [data-pane="code"]')
     assert page.is_visible(".editor")
     _shot(page, f"phone-390x844-code-{lang}")
+
+
+def test_laptop_first_steps_and_accessibility(server, browser):
+    """In English, then in Chinese in the same page."""
+    ctx, page, errors = _open(browser, server, "en", "laptop", path="/")
+    for lang in ("en", "zh"):
+        if lang != "en":
+            _in_language(page, server, lang, path="/")
+        _first_steps(page, server, lang)
+        _accessibility_and_stop(page, lang)
     assert not errors, errors
     ctx.close()
 
 
-@pytest.mark.parametrize("lang", ["en", "zh"])
-def test_laptop_first_steps_and_accessibility(server, browser, lang):
-    ctx, page, errors = _open(browser, server, lang, "laptop", path="/")
+def _first_steps(page, server, lang):
     start = page.locator(".first-steps a.start-here")
     assert start.get_attribute("href") == "/problems/141"
     steps = page.inner_text(".first-steps")
     assert {"en": "Run", "zh": "运行"}[lang] in steps and {"en": "Submit", "zh": "提交"}[lang] in steps
 
     page.goto(f"{server}/problems/143?lang={lang}")
+
+
+def _accessibility_and_stop(page, lang):
     # the chapter is a link to the handbook
     assert "ai-infra-handbooks" in page.get_attribute(".chapter-link", "href")
     # the first Tab reaches the skip link, which goes to the editor's pane
@@ -384,5 +429,3 @@ def test_laptop_first_steps_and_accessibility(server, browser, lang):
     _ready(page)
     status = page.inner_text("#py-status")
     assert "after the page opened" not in status and "页面打开" not in status, status
-    assert not errors, errors
-    ctx.close()
