@@ -15,7 +15,6 @@ from web.settings import REPO_ROOT
 
 from e2e.test_browser import FIXTURE, _paste
 from e2e.test_class_deadline import _account, _post, _utc
-from e2e.test_class_flow import serve
 from e2e.waits import run_stamp, submit_and_wait, wait_for_new_run
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -25,11 +24,6 @@ TOKEN = "class-flow-instructor-token"
 CODE = (FIXTURE / "901-toy-lru/submissions/accepted/lru_plain_dict.py").read_text()
 P143 = REPO_ROOT / "problems" / "143-tiered-kv-cache"
 BAD = ("critical", "serious")
-
-
-@pytest.fixture(scope="module")
-def class_server(tmp_path_factory):
-    yield from serve(tmp_path_factory.mktemp("a11y"))
 
 
 def findings(page) -> list[dict]:
@@ -52,9 +46,9 @@ def _run_by_keyboard(page) -> None:
     wait_for_new_run(page, before)
 
 
-def test_the_class_pages_have_no_serious_accessibility_issue(class_server, browser):
-    base = class_server
-    teacher = _account(browser, base, "prof", token=TOKEN, bypass_csp=True)
+def test_the_class_pages_have_no_serious_accessibility_issue(fake_server, browser):
+    base = fake_server
+    teacher = _account(browser, base, "a11y-prof", token=TOKEN, bypass_csp=True)
     cid = _post(teacher, base, "/courses", title="Lab").headers["location"].rsplit("/", 1)[1]
     code = teacher.request.get(f"{base}/courses/{cid}").text().split('id="join-code">')[1][:6]
     now = datetime.now(timezone.utc)

@@ -18,7 +18,6 @@ import pytest
 from web.settings import REPO_ROOT
 
 from e2e.test_browser import FIXTURE, _paste
-from e2e.test_class_flow import serve
 from e2e.waits import submit_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -36,8 +35,9 @@ LATE_NOTE = {"zh": "迟交：按 80 % 计分", "en": "late: counts 80 %"}
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    yield from serve(tmp_path_factory.mktemp("class-deadline"))
+def server(fake_server):
+    """conftest.py's fake_server: the fixture problems, the quick stand-in, the token."""
+    return fake_server
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def _utc(dt: datetime) -> str:
 
 
 def _course_with_students(browser, base: str):
-    teacher = _account(browser, base, "prof", zone="Asia/Shanghai", token=TOKEN)
+    teacher = _account(browser, base, "deadline-prof", zone="Asia/Shanghai", token=TOKEN)
     r = _post(teacher, base, "/courses", title="KV lab")
     cid = r.headers["location"].rsplit("/", 1)[1]
     code = re.search(r'id="join-code">([^<]+)<', teacher.request.get(
@@ -127,7 +127,7 @@ def test_one_deadline_is_written_one_way_on_the_page_and_in_its_form(server, bro
     """An en-US browser in Shanghai: the heading and the form below it wrote one deadline as
     "02/12/2026" and "12/02/2026". Now both are "2 Dec 2026 03:36 (GMT+8)" (the form's field
     without the zone, which its label names), and saving the form keeps the deadline."""
-    teacher = _account(browser, server, "prof2", zone="Asia/Shanghai", token=TOKEN)
+    teacher = _account(browser, server, "deadline-prof2", zone="Asia/Shanghai", token=TOKEN)
     cid = _post(teacher, server, "/courses", title="KV lab 2").headers["location"].rsplit("/", 1)[1]
     deadline = datetime(2026, 12, 1, 19, 36, tzinfo=timezone.utc)  # 03:36 on 2 Dec in Shanghai
     r = _post(teacher, server, f"/courses/{cid}/assignments", title="Homework 2", problems="901",

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import pytest
 
-from e2e.test_class_flow import serve
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 # In the page: which came first, the Run's finished answer or the completion engine's "ready".
@@ -24,8 +22,9 @@ ORDER = """() => {
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    yield from serve(tmp_path_factory.mktemp("first-run"))
+def server(fake_server):
+    """conftest.py's fake_server: the fixture problems, the quick stand-in, the token."""
+    return fake_server
 
 
 def test_the_first_run_does_not_wait_for_the_completion_engine(server, browser):

@@ -10,7 +10,6 @@ import pytest
 
 from e2e.test_browser import FIXTURE, _paste
 from e2e.test_class_deadline import TOKEN, _account
-from e2e.test_class_flow import serve
 from e2e.waits import run_and_wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -20,18 +19,19 @@ HEADER = "document.querySelector('header.topbar').getBoundingClientRect().height
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    yield from serve(tmp_path_factory.mktemp("layout"))
+def server(fake_server):
+    """conftest.py's fake_server: the fixture problems, the quick stand-in, the token."""
+    return fake_server
 
 
 def test_the_header_is_short_on_a_phone_and_the_result_has_room_on_a_laptop(server, browser):
-    phone = _account(browser, server, "prof", locale="zh-CN", token=TOKEN,
+    phone = _account(browser, server, "layout-prof", locale="zh-CN", token=TOKEN,
                      viewport={"width": 390, "height": 844})
     page = phone.new_page()
     for url in ("/", "/problems/901", "/courses", "/instructor", "/account"):
         page.goto(f"{server}{url}?lang=zh")
         assert page.evaluate(HEADER) <= 80, (url, page.evaluate(HEADER))
-    laptop = _account(browser, server, "prof2", token=TOKEN)
+    laptop = _account(browser, server, "layout-prof2", token=TOKEN)
     page = laptop.new_page()
     page.goto(f"{server}/problems/901?lang=en")
     assert page.evaluate(HEADER) <= 60
