@@ -60,6 +60,13 @@ def _open(browser, server, lang, size, path="/problems/143"):
     return ctx, page, errors
 
 
+def _languages(page, server, **where):
+    """English, then Chinese on the same page: yields each language once the page shows it."""
+    yield "en"
+    _in_language(page, server, "zh", **where)
+    yield "zh"
+
+
 def _in_language(page, server, lang, path="/problems/143"):
     """The same page in another language: a reload (the editor's draft is kept, in localStorage)."""
     page.goto(f"{server}{path}?lang={lang}")
@@ -85,9 +92,7 @@ def _in_view(page, selector):
 def test_hint_and_timeline_for_unprotected_hits(server, browser):
     """In English, then in Chinese on the same page (the draft kept: no second paste)."""
     ctx, page, errors = _open(browser, server, "en", "desktop")
-    for lang in ("en", "zh"):
-        if lang != "en":
-            _in_language(page, server, lang)
+    for lang in _languages(page, server):
         _ready(page)
         page.evaluate("localStorage.removeItem('kvp:hints:143')")  # the count starts again
         if lang == "en":
@@ -153,9 +158,7 @@ def _hint_and_timeline(page, lang):
 def test_errors_point_at_the_students_line(server, browser):
     """In English, then in Chinese on the same page."""
     ctx, page, errors = _open(browser, server, "en", "laptop")
-    for lang in ("en", "zh"):
-        if lang != "en":
-            _in_language(page, server, lang)
+    for lang in _languages(page, server):
         _ready(page)
         _errors_point_at_the_students_line(page, server, lang)
     assert not errors, errors
@@ -337,9 +340,7 @@ def test_the_chinese_pages_hold_no_english(server, browser):
 def test_phone_layout(server, browser):
     """In English, then in Chinese on the same page (the draft kept: no second paste)."""
     ctx, page, errors = _open(browser, server, "en", "phone")
-    for lang in ("en", "zh"):
-        if lang != "en":
-            _in_language(page, server, lang)
+    for lang in _languages(page, server):
         _phone_layout(page, lang)
     assert not errors, errors
     ctx.close()
@@ -373,9 +374,7 @@ def _phone_layout(page, lang):
 def test_laptop_first_steps_and_accessibility(server, browser):
     """In English, then in Chinese in the same page."""
     ctx, page, errors = _open(browser, server, "en", "laptop", path="/")
-    for lang in ("en", "zh"):
-        if lang != "en":
-            _in_language(page, server, lang, path="/")
+    for lang in _languages(page, server, path="/"):
         _first_steps(page, server, lang)
         _accessibility_and_stop(page, lang)
     assert not errors, errors
