@@ -15,6 +15,7 @@ import pytest
 
 from judge import grade
 from judge.grading import warm_pool
+from judge.grading.reference_cache import get_reference
 from judge.sandbox import Limits, run_sandboxed
 from judge.sandbox.forkserver import warm_possible
 
@@ -211,8 +212,10 @@ def test_prewarm_starts_the_zygote_that_the_first_grading_then_forks_from(proble
                                                                           cache):
     """In a thread that then ends: the zygote outlives it (bwrap's --die-with-parent is the
     forking thread's death; zygotes are started by one lasting thread, forkserver.py)."""
-    warm_pool.close_all()
     with warm_pool.forced(True):
+        # the warm reference first, whichever test ran before: its fork is not the one counted
+        get_reference(problem, ["public"], "cpu", cache=cache)
+        warm_pool.close_all()
         t = warm_pool.prewarm([problem])
         assert t is not None
         t.join(120)
