@@ -151,6 +151,30 @@ def test_the_change_stamp_answers_when_a_submission_runs_and_finishes(app):
     assert TestClient(app).get("/api/instructor/changes?wait_s=0").status_code in (401, 403)
 
 
+def test_a_change_while_the_page_is_read_leaves_it_a_stamp_that_answers_at_once(app, monkeypatch):
+    """A submission that finishes between the page's read of its rows and of its stamp must not
+    leave the page with rows older than its stamp: its live poll would wait for a change that
+    has already happened (CI: a row of the class flow never turned done)."""
+    from web.api import instructor
+    teacher = staff(app)
+    sid = submit(signup(app, "dora"))
+    read_rows = instructor.recent_submissions
+
+    def rows_then_a_change(*args, **kwargs):
+        listing = read_rows(*args, **kwargs)
+        with app.state.ctx.db.session() as s:  # the submission finishes (again) just now
+            s.get(Submission, sid).finished_at = datetime(2099, 1, 1)
+            s.commit()
+        return listing
+
+    monkeypatch.setattr(instructor, "recent_submissions", rows_then_a_change)
+    page = teacher.get("/instructor").text
+    monkeypatch.setattr(instructor, "recent_submissions", read_rows)
+    stamp = re.search(r'data-live-stamp="([0-9a-f]+)"', page).group(1)
+    answer = teacher.get(f"/api/instructor/changes?since={stamp}&wait_s=0").json()
+    assert answer["changed"] is True and answer["stamp"] != stamp
+
+
 def test_assignment_times_are_the_instructors_local_time_and_can_be_moved(app):
     teacher = signup(app, "prof", instructor_token=TOKEN)
     cid, code = make_course(teacher)

@@ -104,6 +104,11 @@ async def instructor_changes(request: Request, since: str = "", wait_s: float = 
 
 def overview(ctx, recent: RecentFilter | None = None) -> dict[str, Any]:
     from web.jobs.graders import judge_available
+    # The stamp is taken before what it stamps: a change that lands while the page is read
+    # then leaves the page with an older stamp, and its live poll answers at once. Taken
+    # after, the page could show a row as running under a stamp that already says done, and
+    # wait for a change that has happened (seen: CI, a row of class_flow never turning done).
+    page_stamp = stamp(ctx)
     with ctx.db.session() as s:
         counts = dict(s.execute(select(Submission.status, func.count())
                                 .group_by(Submission.status)).all())
@@ -130,6 +135,6 @@ def overview(ctx, recent: RecentFilter | None = None) -> dict[str, Any]:
                       "done": counts.get(DONE, 0), "pending_tasks": ctx.jobs.pending_count(),
                       "kind": ctx.jobs.queue.kind},
             "workers": worker_rows, "recent": recent_rows, "recent_page": listing,
-            "stamp": stamp(ctx), "problems": problems,
+            "stamp": page_stamp, "problems": problems,
             "regrades": regrades.listing(ctx.db, limit=10),
             "grading_core": {"available": ok, "detail": why}}
