@@ -37,7 +37,9 @@ def base_parser(description: str) -> argparse.ArgumentParser:
                    help="tiny sizes, one repetition: checks that the script still runs; its "
                         "figures mean nothing")
     p.add_argument("--device", default="cpu", help="cpu or cuda (default: cpu)")
-    p.add_argument("--threads", type=int, default=2, help="torch CPU threads (default: 2)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="torch CPU threads (default: 2; 1 with --quick, whose figures mean nothing "
+                        "and which the tests run beside other busy processes)")
     p.add_argument("--reps", type=int, default=5, help="timed repetitions; the median is reported")
     return p
 
@@ -46,6 +48,8 @@ def setup(args) -> torch.device:
     global QUICK
     if getattr(args, "quick", False):
         QUICK, args.reps = True, 1
+    if args.threads is None:
+        args.threads = 1 if QUICK else 2
     torch.set_num_threads(args.threads)
     torch.set_flush_denormal(True)  # random weights must not wander into slow denormal arithmetic
     device = torch.device(args.device)
