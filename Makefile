@@ -13,7 +13,7 @@ run: setup
 test:
 	scripts/setup.sh --test
 	$(MAKE) --no-print-directory lint
-	.venv/bin/python -m pytest -q --durations=25
+	.venv/bin/python -m pytest -q --durations=25 -n 2
 
 experiment: setup
 	.venv/bin/python -m reference.experiments.multi_turn

@@ -38,6 +38,36 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped in strict mode (KVPRACTICE_STRICT_SKIPS=1): {reason}"
 
 
+# `make test` runs the suite on two xdist workers (pytest -n 2), a unit of work being one test
+# module, except where tests share what is made once per process: tests/e2e's one server and
+# Chromium (package-scope fixtures), and the known gradings (tests/known_gradings.py: the bank's
+# proof reads the gradings the warm, shard and 143 tests make). xdist's own `--dist loadgroup`
+# cannot say so under pytest 9.2 (it renames `item._nodeid`, which pytest 9.2 no longer reads:
+# every test became its own group), hence a scheduler of our own.
+SHARED_UNITS = {
+    "tests/e2e/": "tests/e2e",
+    "tests/authoring/test_bank_proves_itself.py": "known_gradings",
+    "tests/grading/test_warm_same_verdicts.py": "known_gradings",
+    "tests/grading/test_problem143_grading.py": "known_gradings",
+    "tests/grading/test_hidden_shards.py": "known_gradings",
+}
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SharedUnitScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            for prefix, unit in SHARED_UNITS.items():
+                if module.startswith(prefix):
+                    return unit
+            return module
+
+    return SharedUnitScheduling(config, log)
+
+
 # grade() end to end on the fixture problem 001 (an LRU cache, pure Python): the problem and a
 # reference cache, one of each per module (tests/grading/test_grade_end_to_end.py and the files of
 # grading/, judging/ and sandbox/ that grade it too)
