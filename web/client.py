@@ -29,6 +29,9 @@ __all__ = ["ApiClient", "ApiError", "PlatformClient", "RemoteError", "ServerUnre
 log = logging.getLogger(__name__)
 WORKER_HEADER = "X-Worker-Token"
 INSTRUCTOR_HEADER = "X-Instructor-Token"
+# (connect, read, write, pool): a plain tuple, not an httpx.Timeout, because the client may be
+# a Starlette TestClient, which is built on httpx2 and refuses the other package's Timeout
+_STREAM_TIMEOUT = (30.0, 60.0, 30.0, 30.0)
 
 
 class RemoteError(RuntimeError):
@@ -115,7 +118,7 @@ class ApiClient:
         if last_id is not None:
             headers["Last-Event-ID"] = last_id
         with self.http.stream("GET", path, headers=headers,
-                              timeout=httpx.Timeout(30.0, read=60.0)) as resp:
+                              timeout=_STREAM_TIMEOUT) as resp:
             if resp.status_code >= 400:
                 resp.read()
                 raise ApiError.of(resp)
