@@ -48,7 +48,12 @@ def submit_and_wait(page, timeout: int = 600_000) -> str:
 
 
 def run_and_wait(page, timeout: int = 120_000) -> None:
-    """Start a Run with its shortcut (Ctrl+Enter) and wait for its own answer."""
+    """Start a Run with its shortcut (Ctrl+Enter) and wait for its own answer.
+
+    The shortcut does nothing while Run is disabled, and "Python ready" can come before the
+    problem's files have arrived (a busy machine), so it waits for Run to be enabled first.
+    """
+    page.wait_for_selector("#run:not([disabled])", timeout=timeout)
     before = run_stamp(page)
     page.keyboard.press("Control+Enter")
     wait_for_new_run(page, before, timeout)
