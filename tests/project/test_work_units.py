@@ -1,11 +1,11 @@
-"""The units `make test` shares out to its two xdist workers (tests/conftest.py) name files that
+"""The units `make test` shares out to its two xdist workers (tests/work_units.py) name files that
 exist, and its queue gives the longest units out first. A renamed module left in LONGEST_FIRST
 would silently lose its place (the run stays correct, only slower): this says which."""
 
 from __future__ import annotations
 
-from conftest import LONGEST_FIRST, SHARED_UNITS, _LongestFirst, unit_of
 from paths import REPO
+from work_units import LONGEST_FIRST, SHARED_UNITS, _LongestFirst, unit_of
 
 
 def test_every_unit_named_is_a_module_or_a_shared_unit():
