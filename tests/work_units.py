@@ -42,6 +42,7 @@ LONGEST_FIRST = (
     "tests/grading/test_imported_grading.py",        # 46
     "tests/runner/test_proxy_capabilities.py",       # 45
 )
+_RANK = {unit: i for i, unit in enumerate(LONGEST_FIRST)}
 
 
 def unit_of(nodeid: str) -> str:
@@ -59,8 +60,7 @@ class _LongestFirst(OrderedDict):
     def popitem(self, last: bool = True):
         if last or not self:
             return super().popitem(last)
-        rank = {unit: i for i, unit in enumerate(LONGEST_FIRST)}
-        unit = min(self, key=lambda u: rank.get(u, len(rank)))
+        unit = min(self, key=lambda u: _RANK.get(u, len(_RANK)))
         return unit, self.pop(unit)
 
 
