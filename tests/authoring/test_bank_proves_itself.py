@@ -12,6 +12,7 @@ import pytest
 from known_gradings import graded, known_files
 
 from judge.authoring.check import check_problem
+from judge.grading import warm_pool
 from judge.problem import ProblemBank
 
 BANK = ProblemBank()
@@ -25,7 +26,8 @@ def _known(problem, path):
 
 @pytest.mark.parametrize("problem", PROBLEMS, ids=lambda p: p.name)
 def test_every_problem_of_the_bank_proves_itself(problem):
-    res = check_problem(problem, device="cpu", graded=_known)
+    with warm_pool.forced(True):  # the reference and the starter warm, as `judge check` grades
+        res = check_problem(problem, device="cpu", graded=_known)
     assert res.errors == [], res.errors
     bad = [(s.label, s.verdict, s.problems) for s in res.submissions if not s.ok]
     assert bad == []
