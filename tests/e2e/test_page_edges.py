@@ -174,7 +174,7 @@ def test_server_stopped_mid_grading_then_code_loaded_back(server, browser, artif
     # 11: the submission's code back in the editor, over a different draft (after asking).
     _paste(page, "x = 1\n")
     page.click(".sub-link a")
-    page.wait_for_selector("#load-code")
+    page.wait_for_selector("#load-code:enabled")  # enabled once the page's module has run
     asked = []
     page.on("dialog", lambda d: (asked.append(d.message), d.accept()))
     page.click("#load-code")

@@ -48,6 +48,7 @@ if (data.status === "done") {
 }
 
 // Back into the editor: the problem page opens its draft (localStorage, the key problem.js uses).
+// The button comes disabled in the HTML: a click before this module has run would do nothing.
 const loadBtn = document.getElementById("load-code");
 if (loadBtn) {
   loadBtn.addEventListener("click", () => {
@@ -58,4 +59,5 @@ if (loadBtn) {
     localStorage.setItem(key, code);
     location.href = `/problems/${encodeURIComponent(loadBtn.dataset.problem)}`;
   });
+  loadBtn.disabled = false;
 }
