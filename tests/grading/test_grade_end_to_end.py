@@ -11,6 +11,7 @@ import pytest
 
 from judge import grade, load_problem
 from judge.grading.reference_cache import ReferenceCache
+from lowered_floor import floor_lowered
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROBLEM_DIR = FIXTURES / "problems" / "001-lru-cache"
@@ -21,7 +22,10 @@ BOTH_PATHS = pytest.mark.usefixtures("sandbox_path")
 
 
 # `problem` (the fixture problem 001) and `cache` (a reference cache per module) are
-# tests/conftest.py's fixtures: the files that grade problem 001 too take them from there
+# tests/conftest.py's fixtures: the files that grade problem 001 too take them from there.
+# The spinning tests grade it with a 1 s floor (tests/lowered_floor.py): a spin holds its run
+# for the floor plus grace, and the verdict is TLE however long the floor is.
+SPIN_FLOOR_S = 1.0
 
 
 def run(problem, cache, source, **kw):
@@ -162,7 +166,7 @@ def test_a_missing_class_is_a_compile_error(problem, cache):
 @BOTH_PATHS
 def test_endless_loop_is_tle(problem, cache):
     source = patched("def _get(self, key):\n    while True:\n        pass\nLRUCache.get = _get")
-    _, d = run(problem, cache, source, suite="public", select=FIRST)
+    _, d = run(floor_lowered(problem, SPIN_FLOOR_S), cache, source, suite="public", select=FIRST)
     assert d["verdict"] == "TLE" and d["tests"][0]["failure"]["kind"] == "timeout"
 
 
@@ -174,7 +178,7 @@ def test_sleeping_forever_and_swallowing_the_timeout_is_tle(problem, cache):
                      "        try:\n            time.sleep(1000)\n"
                      "        except BaseException:\n            pass\n"
                      "LRUCache.get = _get")
-    _, d = run(problem, cache, source, suite="public")
+    _, d = run(floor_lowered(problem, SPIN_FLOOR_S), cache, source, suite="public")
     assert d["verdict"] == "TLE"
     assert [t["verdict"] for t in d["tests"]] == ["TLE", "NR"]
 
@@ -260,12 +264,14 @@ def test_observing_non_json_data_fails_the_test_not_the_judge(problem, cache):
 def test_hidden_tests_and_reference_do_not_reach_the_report(problem, cache):
     secrets = [str(PROBLEM_DIR / "tests/hidden/test_hidden.py"), str(FIXTURES / "reference/lru.py")]
     source = patched(f"""
-import glob, os, sys
+import glob, itertools, os, sys
 def _loot():
     found = []
     paths = {secrets!r}
     for entry in sys.path + ["/tmp", os.getcwd()]:
-        paths += glob.glob(os.path.join(entry, "..", "**", "*.py"), recursive=True)[:200]
+        # the first 200 found, without walking the whole tree above each entry first
+        found_here = glob.iglob(os.path.join(entry, "..", "**", "*.py"), recursive=True)
+        paths += list(itertools.islice(found_here, 200))
     for p in paths:
         try:
             found.append(open(p).read())
@@ -363,7 +369,8 @@ def test_public_expectations_come_from_the_reference_cache(problem, monkeypatch,
 
 @BOTH_PATHS
 def test_an_endless_loop_at_import_is_tle(problem, cache):
-    _, d = run(problem, cache, REFERENCE + "\nwhile True:\n    pass\n", suite="public")
+    spinning = REFERENCE + "\nwhile True:\n    pass\n"
+    _, d = run(floor_lowered(problem, SPIN_FLOOR_S), cache, spinning, suite="public")
     assert d["verdict"] == "TLE"
     assert [t["verdict"] for t in d["tests"]] == ["TLE", "NR"]
     assert "import" in d["first_failure"]["message"]

@@ -12,11 +12,12 @@ import re
 
 import pytest
 from known_gradings import compared_files, graded
+from lowered_floor import floor_lowered
 
 from judge.grading import shards, warm_pool
 from judge.grading.grader import grade
 from judge.judging.vocabulary import Event
-from judge.problem import Problem, ProblemBank
+from judge.problem import ProblemBank
 
 BANK = ProblemBank()
 KNOWN = [p for p in BANK.list() if p.name.split("-")[0] in ("141", "142", "143", "144")]
@@ -138,22 +139,11 @@ def _problem(prefix: str):
     return next(p for p in KNOWN if p.name.startswith(prefix))
 
 
-def _floor_lowered(problem, min_test_s: float) -> Problem:
-    """`problem` with its per-test CPU floor lowered: 141's reference takes milliseconds a test,
-    so the floor is each test's limit, and a spinning test holds its run for floor + grace
-    (three runs in the spin case). Its files, so its version, reference and zygote, are the
-    problem's own."""
-    floor = min(min_test_s, problem.limits.min_test_s)
-    limits = problem.config.limits.model_copy(update={"min_test_s": floor})
-    return Problem(problem.path, problem.config.model_copy(update={"limits": limits}),
-                   problem.handbook_dir)
-
-
 @pytest.mark.parametrize("kind", ["exit", "segv", "spin", "mle"])
 def test_a_shard_that_ends_abnormally_is_charged_as_one_run_charges_it(kind, monkeypatch):
     # the floor lowered for the spin only: the others end at once, and an allocation racing a
     # 1 s floor on a busy host could end as TLE in one of the two gradings and MLE in the other
-    problem = _floor_lowered(_problem("141"), 1.0 if kind == "spin" else 3.0)
+    problem = floor_lowered(_problem("141"), 1.0 if kind == "spin" else 3.0)
     accepted = problem.submissions("accepted")[0].read_text(encoding="utf-8")
     files = [f.name for f in problem.test_files("hidden")]
     # in the first shard, and in another one; a spin in the last file only: the parent's clock
