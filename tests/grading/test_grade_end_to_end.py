@@ -8,10 +8,10 @@ import stat
 from pathlib import Path
 
 import pytest
+from lowered_floor import floor_lowered
 
 from judge import grade, load_problem
 from judge.grading.reference_cache import ReferenceCache
-from lowered_floor import floor_lowered
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROBLEM_DIR = FIXTURES / "problems" / "001-lru-cache"
