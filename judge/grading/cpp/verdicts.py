@@ -163,14 +163,22 @@ def _ending(s: Case, result: SandboxResult, limit: float, report) -> Failure | N
     return None
 
 
+def _timeout(limit: float) -> Failure:
+    return Failure(FailureKind.TIMEOUT, message=f"the case used up its {limit:g} s of CPU time")
+
+
 def _signalled(sig: int, s: Case, result, limit: float, report) -> Failure:
     # SIGXCPU is the soft limit (pj_judge.hpp's in_case); a SIGKILL past the limit is the hard
-    # one, reached by code that caught SIGXCPU (rusage may read 15 % low under steal)
-    if sig == signal.SIGXCPU or (sig == signal.SIGKILL and (s.cpu_s or 0) >= 0.8 * limit):
-        return Failure(FailureKind.TIMEOUT, message=f"the case used up its {limit:g} s of "
-                                                    "CPU time")
+    # one, reached by code that caught SIGXCPU (rusage may read 15 % low under steal). A SIGKILL
+    # in a run whose cgroup killed for memory is that kill, even past 0.8 of the limit: near
+    # the cgroup's limit the kernel's reclaim is charged to the case as CPU (on a busy host,
+    # more than the case's own seconds), so the CPU reading cannot tell the two apart
+    if sig == signal.SIGXCPU:
+        return _timeout(limit)
     if sig == signal.SIGKILL and result.memory_exceeded:
         return Failure(FailureKind.MEMORY, message="the case ran out of memory")
+    if sig == signal.SIGKILL and (s.cpu_s or 0) >= 0.8 * limit:
+        return _timeout(limit)
     name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else str(sig)
     return Failure(FailureKind.CRASH, message=report() or f"the case's process was killed "
                                                           f"by {name}")
