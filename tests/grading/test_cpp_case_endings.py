@@ -6,20 +6,20 @@ memory can read past 0.8 of its CPU limit on a busy host (CI: an ASan build touc
 from __future__ import annotations
 
 import signal
-from types import SimpleNamespace
 
-from judge.grading.cpp.records import Case, Observation
+from judge.grading.cpp.records import Case, Observation, Stream
 from judge.grading.cpp.verdicts import RefCase, judge_run
+from judge.sandbox.result import SandboxResult
 
 LIMIT = 1.0
 
 
 def _verdict(sig: int, cpu_s: float, memory_exceeded: bool) -> str:
     ref = [RefCase("case", [Observation("eq", "size", "3")], 0.01)]
-    # the run's stream and result, as far as a case's ending reads them
-    sub = SimpleNamespace(cases=[Case(0, "case", [Observation("eq", "size", "3")],
-                                      how=f"signal {sig}", cpu_s=cpu_s)])
-    result = SimpleNamespace(memory_exceeded=memory_exceeded)
+    sub = Stream(cases=[Case(0, "case", [Observation("eq", "size", "3")],
+                             how=f"signal {sig}", cpu_s=cpu_s)])
+    result = SandboxResult(returncode=-sig, signal=sig, stdout=b"", stderr=b"", wall_s=cpu_s,
+                           cpu_s=cpu_s, memory_exceeded=memory_exceeded)
     return str(judge_run(ref, sub, result, [LIMIT], lambda i: None)[0].verdict)
 
 

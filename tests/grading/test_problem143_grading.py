@@ -3,8 +3,8 @@ import and the public suite alone. Every accepted and wrong_answer file (the ver
 names, caught by the tests it names) is checked by the bank's proof,
 tests/authoring/test_bank_proves_itself.py, from the gradings tests/known_gradings.py makes once
 per run: this module graded each of those files a second time (about 135 CPU seconds of the
-suite's 4,000). The reference's outputs come from the run's shared cache (the proof computes
-them too; a module cache of its own ran the reference again). Skipped while
+suite's 4,000). The reference's outputs come from grade()'s default cache, the one the proof
+fills (a module cache of its own ran the reference again). Skipped while
 problems/143-tiered-kv-cache/ is not a complete problem yet."""
 
 from pathlib import Path
