@@ -19,7 +19,7 @@ from .capabilities import Guard
 from .endpoint import Endpoint
 from .protocol import Kind, check_message
 from .remote import Remote
-from .wire import NESTED_RECURSION_LIMIT, Channel, PeerGone, WireError
+from .wire import NESTED_RECURSION_LIMIT, SPIN_S, Channel, PeerGone, WireError
 
 EXIT_PEER_GONE = 75  # the submission's process ended first (grading/launch.py reads it)
 # The proxy's own cost is 15-55 us a request on an idle 2-core VM and 45-100 us on a loaded or
@@ -92,7 +92,7 @@ def connect(fds: str, module: str, loop, guard: Guard, calibrate: bool) -> dict 
     measured now, before the student's module is imported (nothing of it runs yet to skew it).
     Returns None, or the import error the submission reported."""
     fd_in, fd_out, ctl_in, ctl_out, *streams = (int(x) for x in fds.split(","))
-    ch = Channel(fd_in, fd_out)
+    ch = Channel(fd_in, fd_out, spin_s=SPIN_S)
     ep = Endpoint(ch, guarded=True, loop=loop, guard=guard)
     ep.lost = _gone
     ep.served = served.served_names()

@@ -21,6 +21,7 @@ import select
 import struct
 import threading
 from json import encoder as _json_encoder
+from time import perf_counter
 
 MAX_FRAME = 64 * 1024 * 1024      # bytes of one message (arrays travel whole)
 MAX_DEPTH = 256                   # nesting of one value (py-match-eval: a 200-deep expression)
@@ -57,14 +58,26 @@ class PeerGone(WireError):
     pass
 
 
+# An idle vCPU woken by a pipe costs the round trip about 60 us of latency and 26 us of CPU on
+# each side (this VM, idle; docs/IMPORTED_GRADING.md "Waiting for an answer"); a peer that
+# answers within this long is read without sleeping at all (3 us a round trip)
+SPIN_S = 50e-6
+# after a wait longer than the spin, the next 2**k - 1 waits block at once (k one more per miss,
+# one less per hit, at most this): a peer that computes for long costs the spin almost nothing
+MAX_SPIN_BACKOFF = 6
+
+
 # ---- frames -------------------------------------------------------------------------------
 
 class Channel:
-    """One direction in, one out, over two pipe descriptors. `recv` blocks; `poll` reads what
-    is there without blocking (for an event loop's reader)."""
+    """One direction in, one out, over two pipe descriptors. `recv` blocks (after reading for
+    up to `spin_s` without sleeping); `poll` reads what is there without blocking (for an event
+    loop's reader)."""
 
-    def __init__(self, fd_in: int, fd_out: int):
+    def __init__(self, fd_in: int, fd_out: int, *, spin_s: float = 0.0):
         self.fd_in, self.fd_out = fd_in, fd_out
+        self.spin_s = spin_s
+        self._misses = self._skip = 0
         os.set_blocking(fd_in, False)
         self.buf = bytearray()
         self._chunk = bytearray(READ_BYTES)
@@ -159,10 +172,27 @@ class Channel:
             msg = self._frame()
             if msg is not None:
                 return msg
+            if self.spin_s and self._spun():
+                continue
             # an answer awaited is almost never there yet: wait for it first, rather than
             # read in vain (a failed read costs a syscall and an exception per frame)
             select.select(self._fds_in, (), ())
             self._fill()
+
+    def _spun(self) -> bool:
+        """Whether bytes arrived while reading without sleeping for up to `spin_s`; only the
+        trusted side spins (its CPU is its own: the submission's process never does)."""
+        if self._skip:
+            self._skip -= 1
+            return False
+        end = perf_counter() + self.spin_s
+        while perf_counter() < end:
+            if self._fill():
+                self._misses = max(self._misses - 1, 0)
+                return True
+        self._misses = min(self._misses + 1, MAX_SPIN_BACKOFF)
+        self._skip = (1 << self._misses) - 1
+        return False
 
     def poll(self) -> list[dict]:
         out = []
