@@ -17,6 +17,7 @@ from judge.cli import mutation as mutation_cli
 from judge.cli.console import Console
 from judge.cli.main import main
 from judge.grading.reference_cache import ReferenceCache
+from judge.judging import python_ast
 from judge.problem import ProblemError
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -73,7 +74,7 @@ def test_each_mutant_is_one_local_change_that_compiles():
     original = SNIPPET.splitlines()
     for m in ms:
         compile(m.source, "m.py", "exec")
-        assert ast.dump(ast.parse(m.source)) != ast.dump(ast.parse(SNIPPET))
+        assert ast.dump(python_ast.parse(m.source)) != ast.dump(python_ast.parse(SNIPPET))
         lines = m.source.splitlines()
         assert lines[:m.line - 1] == original[:m.line - 1]
         assert lines[len(lines) - (len(original) - m.end_line):] == original[m.end_line:]

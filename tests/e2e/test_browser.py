@@ -240,7 +240,9 @@ def test_editor_completion_signature_and_syntax_errors(server, browser, shots):
     api = json.loads(urllib.request.urlopen(f"{server}/api/problems/{pid}").read())
     module, source = sorted(api["handbook"].items())[0]
     import ast
-    cls = next(n for n in ast.parse(source).body if isinstance(n, ast.ClassDef)
+
+    from judge.judging import python_ast
+    cls = next(n for n in python_ast.parse(source).body if isinstance(n, ast.ClassDef)
                and any(isinstance(f, ast.FunctionDef) and f.name == "__init__" for f in n.body))
     ctx = browser.new_context()
     page = ctx.new_page()

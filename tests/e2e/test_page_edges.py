@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from judge.judging import python_ast
 from web.app import front_end_build
 from web.settings import REPO_ROOT
 
@@ -105,7 +106,7 @@ def _completion_labels(page) -> list[str]:
 
 def test_editor_completion_draft_and_accessibility(server, browser):
     api = json.loads(urllib.request.urlopen(f"{server.base}/api/problems/{PID}").read())
-    tree = ast.parse(api["handbook"]["prefix_cache"])
+    tree = python_ast.parse(api["handbook"]["prefix_cache"])
     top = {n.name for n in tree.body if isinstance(n, (ast.ClassDef, ast.FunctionDef))}
     ctx = browser.new_context(viewport={"width": 1366, "height": 900})
     page = ctx.new_page()

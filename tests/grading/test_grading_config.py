@@ -7,6 +7,7 @@ from pathlib import Path
 from judge.config import ENV_NAMES, settings
 from judge.grading.environment import cuda_available, grading_python
 from judge.grading.reference_cache import ReferenceCache
+from judge.judging import python_ast
 from judge.problem import ProblemBank
 
 JUDGE = Path(__file__).resolve().parents[2] / "judge"
@@ -35,7 +36,7 @@ def test_only_judge_config_reads_the_environment():
         rel = path.relative_to(JUDGE).as_posix()
         if rel.startswith("runner/") or rel == "config.py" or rel in TERMINAL | PACKAGE_SIDE:
             continue
-        lines = _reads_environment(ast.parse(path.read_text(encoding="utf-8")))
+        lines = _reads_environment(python_ast.parse(path.read_text(encoding="utf-8")))
         if lines:
             readers[rel] = lines
     assert readers == {}

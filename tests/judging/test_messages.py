@@ -8,6 +8,7 @@ from pathlib import Path
 
 from paths import REPO
 
+from judge.judging import python_ast
 from judge.judging.verdict import NAMES, Verdict
 from judge.messages import table, translate, verdict_name
 
@@ -41,7 +42,7 @@ def test_every_verdict_is_named_in_every_language():
 def _python_texts(path: Path) -> list[str]:
     """First arguments of `con.t(...)`, `self.t(...)`, `translate(...)` that are literals."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(python_ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
             name = getattr(node.func, "attr", None) or getattr(node.func, "id", None)
             if name in ("t", "translate") and isinstance(node.args[0].value, str):
@@ -133,7 +134,7 @@ def test_no_other_table_of_chinese_words_is_left_in_the_code():
 
 def _python_strings(path: Path) -> set[str]:
     """Every string literal (implicit concatenations joined, as Python joins them)."""
-    return {n.value for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+    return {n.value for n in ast.walk(python_ast.parse(path.read_text(encoding="utf-8")))
             if isinstance(n, ast.Constant) and isinstance(n.value, str)}
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from paths import REPO
 
+from judge.judging import python_ast
 from judge.judging.verdict import NAMES, Verdict
 from judge.judging.vocabulary import STREAM_ORDER, Event, to_javascript
 
@@ -45,7 +46,7 @@ def test_events_are_strings_on_the_wire():
 def _bare_event_strings(path: Path) -> list[int]:
     """Lines where an event name is spelt out as a "type" value or an event row's name."""
     names = {e.value for e in Event}
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = python_ast.parse(path.read_text(encoding="utf-8"))
     hits = []
     for node in ast.walk(tree):
         if isinstance(node, ast.Dict):

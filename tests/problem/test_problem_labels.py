@@ -13,6 +13,7 @@ import pytest
 
 from judge.authoring.check import CheckResult, _label_checks
 from judge.cli.console import Console, print_report
+from judge.judging import python_ast
 from judge.judging.labels import LabelTable, shape
 from judge.problem import load_problem
 
@@ -43,7 +44,7 @@ def _recorded(problem_dir: Path) -> list[tuple[str, bool, str]]:
     """(label or f-string shape, is a pattern, where) of every observe(...) call in its tests."""
     out = []
     for f in sorted(problem_dir.glob("tests/**/*.py")):
-        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+        for node in ast.walk(python_ast.parse(f.read_text(encoding="utf-8"))):
             if not (isinstance(node, ast.Call) and node.args and
                     getattr(node.func, "id", getattr(node.func, "attr", None)) == "observe"):
                 continue

@@ -12,11 +12,13 @@ from pathlib import Path
 import pytest
 from paths import REPO
 
+from judge.judging import python_ast
+
 FIXTURES = REPO / "tests" / "fixtures"
 
 
 def _imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = python_ast.parse(path.read_text(encoding="utf-8"))
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from judge.judging import python_ast
+
 JUDGE = Path(__file__).resolve().parents[2] / "judge"
 
 # room -> the rooms it may import (besides itself). `judge` alone is the package's lazy names.
@@ -40,7 +42,7 @@ def _room(path: Path) -> str:
 
 
 def _imports(path: Path):
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(python_ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             parts = node.module.split(".")
             if parts[0] != "judge":
@@ -100,7 +102,7 @@ def _runner_imports(path: Path):
     """(line, the file of judge/runner it imports): `from .x import a` and `from judge.runner.x
     import a`, where a is x's name or a module of x."""
     package = list(path.parent.relative_to(RUNNER).parts)
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(python_ast.parse(path.read_text(encoding="utf-8"))):
         if not isinstance(node, ast.ImportFrom):
             continue
         module = node.module or ""
@@ -133,7 +135,7 @@ def test_the_top_level_is_small_and_every_room_says_what_lives_there():
     rooms = [p for p in JUDGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()]
     assert {p.name for p in rooms} == set(ALLOWED) - {"config", "__main__", "__init__"}
     for room in rooms:
-        doc = ast.get_docstring(ast.parse((room / "__init__.py").read_text(encoding="utf-8")))
+        doc = ast.get_docstring(python_ast.parse((room / "__init__.py").read_text(encoding="utf-8")))
         assert doc and len(doc) > 80, f"{room.name}/__init__.py says what lives there"
 
 
@@ -151,7 +153,7 @@ def _function_lengths() -> dict[str, int]:
         for p in root.rglob("*.py"):
             if "node_modules" in p.parts:  # the front end's npm packages (KaTeX ships .py)
                 continue
-            tree = ast.parse(p.read_text(encoding="utf-8"))
+            tree = python_ast.parse(p.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     key = f"{p.relative_to(JUDGE.parent)}:{node.name}"

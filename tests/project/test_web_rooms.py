@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from judge.judging import python_ast
+
 WEB = Path(__file__).resolve().parents[2] / "web"
 
 # Bottom to top. A room is a folder of web/ or one of its top-level modules.
@@ -66,7 +68,7 @@ def test_every_import_inside_web_goes_down():
         room = _room(path)
         if room == "__init__":
             continue
-        for line, module in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for line, module in _imports(python_ast.parse(path.read_text(encoding="utf-8"))):
             target = _target(module)
             if target is None or target == room:
                 continue
@@ -83,7 +85,7 @@ def test_every_room_of_web_is_placed_and_says_what_lives_there():
     assert not (WEB / "__init__.py").read_text(encoding="utf-8").strip()  # no names of its own
     for room in sorted(WEB.iterdir()):
         if room.is_dir() and (room / "__init__.py").exists():
-            doc = ast.get_docstring(ast.parse((room / "__init__.py").read_text(encoding="utf-8")))
+            doc = ast.get_docstring(python_ast.parse((room / "__init__.py").read_text(encoding="utf-8")))
             assert doc and len(doc) > 80, f"{room.name}/__init__.py says what lives there"
 
 
@@ -99,7 +101,7 @@ def test_no_module_of_web_imports_itself_back():
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         deps = set()
-        for _, module in _imports(ast.parse(path.read_text(encoding="utf-8"))):
+        for _, module in _imports(python_ast.parse(path.read_text(encoding="utf-8"))):
             while module and module not in modules:
                 module = module.rpartition(".")[0]
             if module and module != name:
