@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import ast
 
+from judge.judging import python_ast
+
 
 def imported_names(source: str) -> set[str]:
     """The top-level names of every module `source` imports, at any depth of the file (an
     import inside a function counts: the test calls it). A file that does not parse imports
     nothing here; running it will say why."""
     try:
-        tree = ast.parse(source)
+        tree = python_ast.parse(source)
     except (SyntaxError, ValueError):
         return set()
     names: set[str] = set()

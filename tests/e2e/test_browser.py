@@ -11,6 +11,7 @@ Problem 143 is used once its folder is complete; until then the web fixture prob
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import json
 import os
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from judge.judging import python_ast
 from web.app import front_end_build
 from web.settings import REPO_ROOT
 
@@ -239,9 +241,6 @@ def test_editor_completion_signature_and_syntax_errors(server, browser, shots):
     _, pid, _, _ = _target()
     api = json.loads(urllib.request.urlopen(f"{server}/api/problems/{pid}").read())
     module, source = sorted(api["handbook"].items())[0]
-    import ast
-
-    from judge.judging import python_ast
     cls = next(n for n in python_ast.parse(source).body if isinstance(n, ast.ClassDef)
                and any(isinstance(f, ast.FunctionDef) and f.name == "__init__" for f in n.body))
     ctx = browser.new_context()
