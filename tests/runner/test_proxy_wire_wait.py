@@ -36,14 +36,23 @@ def _frames(*msgs) -> bytes:
             os.close(fd)
 
 
+class Sleeps(list):
+    """The channel's calls of select; `then` is written to the peer's end as it goes to sleep
+    (so an answer is late for certain, however the machine schedules the test)."""
+    then: list[tuple[int, bytes]]
+
+
 @pytest.fixture
 def selects(monkeypatch):
     """How many times the channel went to sleep in select."""
-    calls = []
+    calls = Sleeps()
+    calls.then = []
     real = wire.select.select
 
     def counted(*args):
         calls.append(args)
+        while calls.then:
+            os.write(*calls.then.pop(0))
         return real(*args)
     monkeypatch.setattr(wire.select, "select", counted)
     return calls
@@ -87,8 +96,8 @@ def test_a_slow_peer_is_waited_for_asleep(pair):
         time.sleep(wait_s)
         os.write(w, _frames({"t": "res", "id": 4}))
     t = threading.Thread(target=late)
+    cpu0, wall0 = time.thread_time(), time.perf_counter()  # before the peer's clock starts
     t.start()
-    cpu0, wall0 = time.thread_time(), time.perf_counter()
     assert ch.recv()["id"] == 4
     cpu, wall = time.thread_time() - cpu0, time.perf_counter() - wall0
     t.join()
@@ -98,7 +107,7 @@ def test_a_slow_peer_is_waited_for_asleep(pair):
 
 def test_after_a_miss_the_next_waits_block_at_once(pair, selects):
     ch, w = pair
-    threading.Timer(0.05, os.write, (w, _frames({"t": "res", "id": 5}))).start()
+    selects.then.append((w, _frames({"t": "res", "id": 5})))  # written once the spin gave up
     assert ch.recv()["id"] == 5
     assert len(selects) == 1  # the spin gave up, then slept
     skipped = (1 << 1) - 1

@@ -186,10 +186,14 @@ class Channel:
             self._skip -= 1
             return False
         end = perf_counter() + self.spin_s
-        while perf_counter() < end:
+        # look at least once: a spin preempted past its end before its first read would call
+        # an answer already there a miss (and sleep for it)
+        while True:
             if self._fill():
                 self._misses = max(self._misses - 1, 0)
                 return True
+            if perf_counter() >= end:
+                break
         self._misses = min(self._misses + 1, MAX_SPIN_BACKOFF)
         self._skip = (1 << self._misses) - 1
         return False
