@@ -39,14 +39,16 @@ def _frames(*msgs) -> bytes:
 class Sleeps(list):
     """The channel's calls of select; `then` is written to the peer's end as it goes to sleep
     (so an answer is late for certain, however the machine schedules the test)."""
-    then: list[tuple[int, bytes]]
+
+    def __init__(self):
+        super().__init__()
+        self.then: list[tuple[int, bytes]] = []
 
 
 @pytest.fixture
 def selects(monkeypatch):
     """How many times the channel went to sleep in select."""
     calls = Sleeps()
-    calls.then = []
     real = wire.select.select
 
     def counted(*args):
